@@ -1,0 +1,112 @@
+"""The contract every collector keeps.
+
+A collector is a class with a `name` (the provider slug), the `source_urls` it reads, the
+`pricings` it covers, and one or more `scopes` (groups of pricings fetched on their own schedule,
+e.g. AWS list prices daily and spot hourly). It has two jobs, kept apart so parsing can be tested
+on recorded bodies alone:
+
+- `fetch(http, scope)` does HTTP only and returns the raw bodies it read (`Fetched`);
+- `parse(fetched)` is a pure function from those bodies to `Quote`s, raising `ParseError` when the
+  source's shape is not what it knows.
+
+The runner (collectors.runner) wraps both with sanity checks, storage and error recording.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from collectors.errors import ParseError
+from pricedb.models import Pricing, Quote
+from pricedb.settings import Settings
+
+if TYPE_CHECKING:
+    from collectors.http import Http
+
+
+@dataclass(frozen=True)
+class RawResponse:
+    """One body as read from a source. Large bodies are streamed to `path` instead of `body`."""
+
+    url: str  # the URL as the provider knows it (before any base-URL rewriting)
+    fetched_at: datetime
+    status: int = 200
+    content_type: str | None = None
+    body: bytes = b""
+    path: Path | None = None
+    label: str = ""  # what the collector asked for: a region, a page number, "spot:us-east-1"
+
+    def text(self) -> str:
+        if self.path is not None:
+            return self.path.read_text(encoding="utf-8")
+        return self.body.decode("utf-8")
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.text())
+        except ValueError as exc:
+            raise ParseError(f"{self.url}: body is not JSON ({exc})") from exc
+
+    def iter_lines(self) -> Iterator[bytes]:
+        if self.path is not None:
+            with self.path.open("rb") as handle:
+                yield from handle
+        else:
+            yield from self.body.splitlines(keepends=True)
+
+
+@dataclass
+class Fetched:
+    """What `fetch` read, plus what it deliberately did not cover (and why)."""
+
+    responses: list[RawResponse]
+    not_covered: dict[Pricing, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A group of pricings fetched together on one schedule."""
+
+    name: str
+    pricings: frozenset[Pricing]
+    default_interval_minutes: int
+
+
+class Collector(ABC):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    source_urls: ClassVar[tuple[str, ...]]
+    pricings: ClassVar[frozenset[Pricing]]
+    scopes: ClassVar[tuple[Scope, ...]]
+    # The billing rule, recorded with every quote: per-second, per-minute or per-hour rounding.
+    billing_increment_s: ClassVar[int] = 1
+    billing_minimum_s: ClassVar[int] = 0
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def scope(self, name: str | None = None) -> Scope:
+        if name is None:
+            return self.scopes[0] if len(self.scopes) == 1 else self.full_scope()
+        for scope in self.scopes:
+            if scope.name == name:
+                return scope
+        raise KeyError(f"{self.name} has no scope {name!r}")
+
+    def full_scope(self) -> Scope:
+        return Scope("all", self.pricings, min(s.default_interval_minutes for s in self.scopes))
+
+    @abstractmethod
+    async def fetch(self, http: Http, scope: Scope) -> Fetched:
+        """Read the source over HTTP (through `http`, which retries and rewrites base URLs)."""
+
+    @abstractmethod
+    def parse(self, fetched: Fetched) -> list[Quote]:
+        """Turn the bodies into quotes. Pure: no I/O beyond reading `fetched`."""

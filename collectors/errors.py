@@ -1,0 +1,31 @@
+"""What can go wrong in a collector run, as one short tree.
+
+    CollectorError            any failure of one provider's run; the runner records it and moves on
+    ├── FetchError            the source could not be read: connect error, timeout, HTTP error after retries
+    ├── ParseError            the source answered, but not in the shape the parser knows (page changed)
+    ├── ImplausibleData       the shape was right but the numbers cannot be true (all quotes rejected)
+    └── MissingCredentials    the source needs keys the user has not set: the run is *skipped*, not failed
+
+Third-party exceptions (httpx, botocore, XML and JSON errors) are translated into these at one
+boundary each and chained with `from`, so the original is never lost.
+"""
+
+
+class CollectorError(Exception):
+    pass
+
+
+class FetchError(CollectorError):
+    pass
+
+
+class ParseError(CollectorError):
+    pass
+
+
+class ImplausibleData(CollectorError):
+    pass
+
+
+class MissingCredentials(CollectorError):
+    pass

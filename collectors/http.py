@@ -1,0 +1,164 @@
+"""The one way collectors speak HTTP: a client factory and a small per-provider wrapper.
+
+`Http` rewrites every URL through the provider's `GPUPRICE_<PROVIDER>_BASE_URL` (next-page links
+included, since they pass through here too), retries transient failures (collectors.retry), and
+turns whatever went wrong into a `FetchError`. Requests that must be signed take a `sign` callback
+that is applied to the final (rewritten) request on every attempt, so signatures and timestamps are
+always fresh and match the host actually contacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from collectors.base import RawResponse
+from collectors.errors import FetchError
+from collectors.retry import RETRYABLE_STATUS, RetryableStatus, RetryPolicy, with_retries
+from pricedb.settings import Settings
+
+USER_AGENT = "gpuprice/0.1 (GPU rental price collector; https://github.com/gpuprice/gpuprice)"
+
+Signer = Callable[[httpx.Request], None]
+
+
+def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(settings.http_timeout_s, connect=min(10.0, settings.http_timeout_s)),
+        limits=httpx.Limits(max_connections=settings.http_max_connections, max_keepalive_connections=5),
+        headers={"User-Agent": USER_AGENT},
+        follow_redirects=True,
+        transport=transport,
+    )
+
+
+def rewrite_url(url: str, base_url: str | None) -> str:
+    """Replace scheme and host (and prefix any base path), keeping path and query."""
+    if not base_url:
+        return url
+    base = urlsplit(base_url)
+    target = urlsplit(url)
+    path = base.path.rstrip("/") + target.path
+    return urlunsplit((base.scheme, base.netloc, path, target.query, target.fragment))
+
+
+class Http:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        provider: str,
+        settings: Settings,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        workdir: Path | None = None,
+    ) -> None:
+        self.client = client
+        self.workdir = workdir  # where `download` streams large bodies (the runner's temp dir)
+        self.provider = provider
+        self.base_url = None if settings.offline else settings.base_url_for(provider)
+        self.policy = RetryPolicy(settings.retry_attempts, settings.retry_base_delay_s, settings.retry_max_delay_s)
+        self.sleep = sleep
+
+    def url(self, url: str) -> str:
+        return rewrite_url(url, self.base_url)
+
+    def _build(self, method: str, url: str, sign: Signer | None, **kwargs: Any) -> httpx.Request:
+        request = self.client.build_request(method, self.url(url), **kwargs)
+        if sign is not None:
+            sign(request)
+        return request
+
+    async def request(self, method: str, url: str, *, sign: Signer | None = None, **kwargs: Any) -> httpx.Response:
+        """Send with retries; the response is read and has a 2xx status, else FetchError."""
+
+        async def attempt() -> httpx.Response:
+            response = await self.client.send(self._build(method, url, sign, **kwargs))
+            await response.aread()
+            if response.status_code in RETRYABLE_STATUS:
+                raise RetryableStatus(response)
+            return response
+
+        response = await with_retries(attempt, self.policy, self.sleep)
+        if response.is_error:
+            raise FetchError(f"HTTP {response.status_code} from {response.request.url}: {_snippet(response.text)}")
+        return response
+
+    async def fetch(self, method: str, url: str, *, label: str = "", **kwargs: Any) -> RawResponse:
+        response = await self.request(method, url, **kwargs)
+        return RawResponse(
+            url=url,
+            fetched_at=datetime.now(UTC),
+            status=response.status_code,
+            content_type=response.headers.get("content-type"),
+            body=response.content,
+            label=label,
+        )
+
+    async def get(self, url: str, *, label: str = "", **kwargs: Any) -> RawResponse:
+        return await self.fetch("GET", url, label=label, **kwargs)
+
+    async def download(
+        self,
+        url: str,
+        *,
+        label: str = "",
+        keep_line: Callable[[bytes], bool] | None = None,
+        sign: Signer | None = None,
+    ) -> RawResponse:
+        """Stream a large body to a file in `directory`, never holding it in memory. With
+        `keep_line`, only the lines it accepts are written (a pre-filter for huge price files)."""
+        directory = self.workdir if self.workdir is not None else Path(tempfile.gettempdir())
+
+        async def attempt() -> Path:
+            request = self._build("GET", url, sign)
+            response = await self.client.send(request, stream=True)
+            try:
+                if response.status_code in RETRYABLE_STATUS:
+                    await response.aread()
+                    raise RetryableStatus(response)
+                if response.is_error:
+                    await response.aread()
+                    raise FetchError(f"HTTP {response.status_code} from {request.url}: {_snippet(response.text)}")
+                handle = tempfile.NamedTemporaryFile(dir=directory, prefix=f"{self.provider}-", delete=False)  # noqa: SIM115 - closed below, kept on success
+                try:
+                    with handle:
+                        if keep_line is None:
+                            async for chunk in response.aiter_bytes(1 << 20):
+                                handle.write(chunk)
+                        else:
+                            async for line in _aiter_byte_lines(response):
+                                if keep_line(line):
+                                    handle.write(line)
+                except BaseException:
+                    Path(handle.name).unlink(missing_ok=True)  # a half-read body is never parsed
+                    raise
+                return Path(handle.name)
+            finally:
+                await response.aclose()
+
+        path = await with_retries(attempt, self.policy, self.sleep)
+        return RawResponse(url=url, fetched_at=datetime.now(UTC), path=path, label=label)
+
+
+async def _aiter_byte_lines(response: httpx.Response) -> AsyncIterator[bytes]:
+    """Lines as bytes (with their newline), from a streamed body, in 1 MiB reads."""
+    pending = b""
+    async for chunk in response.aiter_bytes(1 << 20):
+        chunk = pending + chunk
+        cut = chunk.rfind(b"\n") + 1
+        for line in chunk[:cut].splitlines(keepends=True):
+            yield line
+        pending = chunk[cut:]
+    if pending:
+        yield pending
+
+
+def _snippet(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"

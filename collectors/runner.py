@@ -1,0 +1,203 @@
+"""Runs collectors: concurrently, each in isolation, each outcome recorded.
+
+One provider's timeout, HTTP error, parse error, implausible data or missing credentials never
+stops the others: it becomes that provider's `failed` (or `skipped`) run with the reason, its last
+good offers stay (and read as stale), and the rest carry on. FX is collected first, so the quotes
+of the same round are converted with the freshest rates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from collectors import fx_ecb
+from collectors.base import Collector, Fetched, Scope
+from collectors.errors import CollectorError, ImplausibleData, MissingCredentials, ParseError
+from collectors.http import Http, make_client
+from collectors.registry import COLLECTORS
+from collectors.replay import Replay, ReplayTransport
+from collectors.sanity import check_quotes
+from pricedb.export import write_current_exports
+from pricedb.models import Pricing, RunStatus
+from pricedb.settings import Settings
+from pricedb.store import PriceStore, RunRecord
+
+Progress = Callable[[str, str, str], None]  # (event, provider, detail); events: start, done
+
+
+@dataclass
+class RunSummary:
+    provider: str
+    scope: str
+    status: RunStatus
+    quotes: int = 0
+    rejected: int = 0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    offline: bool = False
+    run_id: int | None = None
+
+
+def _transport(settings: Settings, provider: str) -> httpx.AsyncBaseTransport | None:
+    if not settings.offline:
+        return None
+    return ReplayTransport(Replay.load(settings.fixtures_dir, provider))
+
+
+def _no_progress(event: str, provider: str, detail: str) -> None:
+    return
+
+
+def _cleanup(fetched: Fetched | None) -> None:
+    for raw in fetched.responses if fetched else ():
+        if raw.path is not None:
+            raw.path.unlink(missing_ok=True)
+
+
+async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no_progress) -> RunSummary:
+    started, clock = datetime.now(UTC), time.monotonic()
+    progress("start", fx_ecb.NAME, "ECB reference rates")
+    status, error, rates = RunStatus.OK, None, []
+    try:
+        async with make_client(settings, _transport(settings, fx_ecb.NAME)) as client:
+            fetched = await fx_ecb.fetch(Http(client, fx_ecb.NAME, settings))
+        rates = fx_ecb.parse(fetched)
+    except CollectorError as exc:
+        status, error = RunStatus.FAILED, str(exc)
+    except Exception as exc:  # a bug must not stop the price runs that follow
+        status, error = RunStatus.FAILED, f"unexpected {type(exc).__name__}: {exc}"
+    interval = settings.fx_interval_minutes
+    record = RunRecord(
+        provider=fx_ecb.NAME,
+        scope="daily",
+        pricings=frozenset(),
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        status=status,
+        offline=settings.offline,
+        stale_after_minutes=settings.stale_after_minutes(fx_ecb.NAME, interval),
+        error=error,
+    )
+    run_id = await asyncio.to_thread(store.record_fx, record, rates)
+    summary = RunSummary(
+        fx_ecb.NAME, "daily", status, len(rates), 0, error, [], time.monotonic() - clock, settings.offline, run_id
+    )
+    progress("done", fx_ecb.NAME, status.value)
+    return summary
+
+
+def _stored_on_demand(store: PriceStore, provider: str) -> dict[tuple[str, str, str], float]:
+    rows = (
+        store.cursor()
+        .execute(
+            "SELECT provider, region, sku, cny_per_hour FROM offers "
+            "WHERE provider = ? AND pricing = 'on_demand' AND cny_per_hour IS NOT NULL",
+            [provider],
+        )
+        .fetchall()
+    )
+    return {(p, r, s): float(c) for p, r, s, c in rows}
+
+
+async def run_provider(
+    collector: Collector, scope: Scope, store: PriceStore, settings: Settings, progress: Progress = _no_progress
+) -> RunSummary:
+    started, clock = datetime.now(UTC), time.monotonic()
+    name = collector.name
+    progress("start", name, scope.name)
+    status, error = RunStatus.OK, None
+    quotes, rejected, notes = [], [], []
+    pricings = set(scope.pricings)
+    fetched: Fetched | None = None
+    with tempfile.TemporaryDirectory(prefix=f"gpuprice-{name}-") as workdir:
+        try:
+            async with make_client(settings, _transport(settings, name)) as client:
+                http = Http(client, name, settings, workdir=Path(workdir))
+                fetched = await collector.fetch(http, scope)
+            notes.extend(fetched.notes)
+            for pricing, why in fetched.not_covered.items():
+                pricings.discard(pricing)
+                notes.append(f"{pricing.value} not collected: {why}")
+            parsed = await asyncio.to_thread(collector.parse, fetched)
+            parsed = [q for q in parsed if q.pricing in pricings]
+            if not parsed:
+                raise ParseError("the source answered but no quotes were found in it")
+            stored_on_demand = await asyncio.to_thread(_stored_on_demand, store, name)
+            quotes, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
+            rejected = [r.as_record() for r in rejections]
+            if not quotes:
+                raise ImplausibleData(f"all {len(parsed)} quotes were rejected; first: {rejected[0]['reason']}")
+        except MissingCredentials as exc:
+            status, error, quotes = RunStatus.SKIPPED, str(exc), []
+        except CollectorError as exc:
+            status, error, quotes = RunStatus.FAILED, str(exc), []
+        except Exception as exc:  # a bug in one collector is that provider's failure, not everyone's
+            status, error, quotes = RunStatus.FAILED, f"unexpected {type(exc).__name__}: {exc}", []
+            notes.append("".join(traceback.format_exception_only(exc)).strip())
+        finally:
+            _cleanup(fetched)
+    interval = settings.interval_for(name, scope.name, scope.default_interval_minutes)
+    record = RunRecord(
+        provider=name,
+        scope=scope.name,
+        pricings=frozenset(pricings) if status is RunStatus.OK else frozenset(scope.pricings),
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        status=status,
+        offline=settings.offline,
+        stale_after_minutes=settings.stale_after_minutes(name, interval),
+        error=error,
+        quotes=quotes,
+        rejected=rejected,
+        notes=notes,
+    )
+    run_id = await asyncio.to_thread(store.record_run, record)
+    await asyncio.to_thread(write_current_exports, store, settings)
+    progress("done", name, status.value)
+    return RunSummary(
+        name,
+        scope.name,
+        status,
+        len(quotes),
+        len(rejected),
+        error,
+        notes,
+        time.monotonic() - clock,
+        settings.offline,
+        run_id,
+    )
+
+
+async def collect(
+    store: PriceStore,
+    settings: Settings,
+    providers: list[str] | None = None,
+    scope: str | None = None,
+    include_fx: bool = True,
+    progress: Progress = _no_progress,
+) -> list[RunSummary]:
+    """One round: FX first, then the named providers (default: all) concurrently."""
+    names = providers or list(COLLECTORS)
+    unknown = [n for n in names if n not in COLLECTORS]
+    if unknown:
+        raise KeyError(f"unknown provider(s): {', '.join(unknown)}; known: {', '.join(COLLECTORS)}")
+    summaries: list[RunSummary] = []
+    if include_fx:
+        summaries.append(await run_fx(store, settings, progress))
+    collectors = [COLLECTORS[n](settings) for n in names]
+    runs = [run_provider(c, c.scope(scope), store, settings, progress) for c in collectors]
+    summaries.extend(await asyncio.gather(*runs))
+    return summaries
+
+
+__all__ = ["Pricing", "RunSummary", "collect", "run_fx", "run_provider"]

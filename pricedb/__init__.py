@@ -1,0 +1,1 @@
+"""Storage, normalization and the vocabulary shared by every part of gpuprice."""

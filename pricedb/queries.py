@@ -1,0 +1,187 @@
+"""Read side of the store: current offers (with staleness) and each provider's state."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import duckdb
+
+from pricedb.models import PriceStep
+from pricedb.schema import QUOTE_COLUMNS
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A current offer: its latest good observation, with CNY figures and staleness."""
+
+    observation_id: int
+    run_id: int
+    provider: str
+    region: str
+    sku: str
+    gpu_model: str
+    gpu_memory_gb: float
+    gpu_count: int
+    form_factor: str | None
+    interconnect: str | None
+    pricing: str
+    price: float
+    currency: str
+    unit: str
+    term_hours: float | None
+    billing_increment_s: int
+    billing_minimum_s: int
+    availability: str
+    list_price: float | None
+    tax_included: bool | None
+    price_steps: tuple[PriceStep, ...]
+    notes: str | None
+    source_url: str
+    observed_at: datetime
+    offline: bool
+    fx_rate: float | None
+    fx_date: date | None
+    fx_note: str | None
+    cny_per_hour: float | None
+    cny_per_gpu_hour: float | None
+    cny_per_gb_hour: float | None
+    stale: bool
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.provider, self.region, self.sku, self.pricing)
+
+
+OFFER_FIELDS = tuple(f.name for f in fields(Offer))
+assert OFFER_FIELDS[2:-1] == QUOTE_COLUMNS, "Offer must mirror the stored quote columns"
+
+# Per (provider, pricing): the newest run that covered it, and the newest successful one.
+_COVERAGE_SQL = """
+    WITH covering AS (
+        SELECT provider, unnest(pricings) AS pricing, run_id, status, finished_at, stale_after_minutes
+        FROM runs
+    ),
+    ranked AS (
+        SELECT *, row_number() OVER (PARTITION BY provider, pricing ORDER BY finished_at DESC, run_id DESC) AS recency
+        FROM covering
+    ),
+    last_ok AS (
+        SELECT provider, pricing, max(finished_at) AS ok_at,
+               arg_max(stale_after_minutes, finished_at) AS stale_after_minutes
+        FROM covering WHERE status = 'ok' GROUP BY provider, pricing
+    )
+    SELECT r.provider, r.pricing, r.status AS last_status, l.ok_at, l.stale_after_minutes
+    FROM ranked r LEFT JOIN last_ok l USING (provider, pricing)
+    WHERE r.recency = 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    last_status: str
+    ok_at: datetime | None
+    stale_after_minutes: int | None
+
+    def stale_from(self) -> datetime | None:
+        """The moment offers under this coverage go stale by age (None: already stale, or never)."""
+        if self.ok_at is None or self.stale_after_minutes is None:
+            return None
+        return self.ok_at + timedelta(minutes=self.stale_after_minutes)
+
+    def is_stale(self, now: datetime) -> bool:
+        if self.last_status != "ok":
+            return True
+        moment = self.stale_from()
+        return moment is None or now >= moment
+
+
+def coverage(cur: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Coverage]:
+    return {
+        (provider, pricing): Coverage(status, ok_at, stale_after)
+        for provider, pricing, status, ok_at, stale_after in cur.execute(_COVERAGE_SQL).fetchall()
+    }
+
+
+def _offer_from_row(row: tuple[Any, ...], stale: bool) -> Offer:
+    values = dict(zip(OFFER_FIELDS[:-1], row, strict=True))
+    steps = values["price_steps"]
+    values["price_steps"] = tuple(PriceStep(**s) for s in json.loads(steps)) if steps else ()
+    return Offer(**values, stale=stale)
+
+
+@dataclass(frozen=True)
+class CurrentOffers:
+    offers: list[Offer]
+    as_of: datetime | None  # newest observation among them
+    valid_until: datetime | None  # when some offer's staleness flips next (cache horizon)
+
+
+def current_offers(cur: duckdb.DuckDBPyConnection, now: datetime) -> CurrentOffers:
+    """Every current offer, with `stale` judged at `now` (naive UTC)."""
+    cover = coverage(cur)
+    columns = ", ".join(OFFER_FIELDS[:-1])
+    rows = cur.execute(f"SELECT {columns} FROM offers ORDER BY provider, region, sku, pricing").fetchall()
+    offers: list[Offer] = []
+    for row in rows:
+        entry = cover.get((row[2], row[10]))
+        stale = entry.is_stale(now) if entry is not None else True
+        offers.append(_offer_from_row(row, stale))
+    upcoming = [m for c in cover.values() if (m := c.stale_from()) is not None and m > now and c.last_status == "ok"]
+    as_of = max((o.observed_at for o in offers), default=None)
+    return CurrentOffers(offers, as_of, min(upcoming, default=None))
+
+
+@dataclass(frozen=True)
+class ProviderState:
+    provider: str
+    last_run_at: datetime | None
+    last_status: str | None
+    last_error: str | None
+    last_scope: str | None
+    last_offline: bool | None
+    last_notes: list[str]
+    last_success_at: datetime | None
+    offers: int
+    stale_offers: int
+    stale: bool
+
+
+def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[str]) -> list[ProviderState]:
+    """Each provider's last run and how many of its offers are current and stale."""
+    last = {
+        row[0]: row[1:]
+        for row in cur.execute(
+            """
+            SELECT provider, arg_max(finished_at, finished_at), arg_max(status, finished_at),
+                   arg_max(error, finished_at), arg_max(scope, finished_at), arg_max(offline, finished_at),
+                   arg_max(notes, finished_at),
+                   max(finished_at) FILTER (WHERE status = 'ok')
+            FROM runs GROUP BY provider
+            """
+        ).fetchall()
+    }
+    offers = current_offers(cur, now).offers
+    states: list[ProviderState] = []
+    for provider in sorted(set(known) | set(last) - {"fx"}) + (["fx"] if "fx" in last else []):
+        at, status, error, scope, offline, notes, ok_at = last.get(provider, (None,) * 7)
+        mine = [o for o in offers if o.provider == provider]
+        stale_count = sum(o.stale for o in mine)
+        states.append(
+            ProviderState(
+                provider=provider,
+                last_run_at=at,
+                last_status=status,
+                last_error=error,
+                last_scope=scope,
+                last_offline=offline,
+                last_notes=json.loads(notes) if notes else [],
+                last_success_at=ok_at,
+                offers=len(mine),
+                stale_offers=stale_count,
+                stale=bool(mine) and stale_count > 0,
+            )
+        )
+    return states

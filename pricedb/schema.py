@@ -1,0 +1,99 @@
+"""DuckDB schema as numbered migrations. A migration is appended, never edited once released:
+`schema_migrations` records which ones a database file has seen."""
+
+from __future__ import annotations
+
+# Columns shared by `observations` and `offers` (the current view copies observation rows).
+QUOTE_COLUMNS_SQL = """
+    provider VARCHAR NOT NULL,
+    region VARCHAR NOT NULL,
+    sku VARCHAR NOT NULL,
+    gpu_model VARCHAR NOT NULL,
+    gpu_memory_gb DOUBLE NOT NULL,
+    gpu_count INTEGER NOT NULL,
+    form_factor VARCHAR,
+    interconnect VARCHAR,
+    pricing VARCHAR NOT NULL,
+    price DOUBLE NOT NULL,
+    currency VARCHAR NOT NULL,
+    unit VARCHAR NOT NULL,
+    term_hours DOUBLE,
+    billing_increment_s INTEGER NOT NULL,
+    billing_minimum_s INTEGER NOT NULL,
+    availability VARCHAR NOT NULL,
+    list_price DOUBLE,
+    tax_included BOOLEAN,
+    price_steps VARCHAR,              -- JSON list of {after_hours, price}, or NULL
+    notes VARCHAR,
+    source_url VARCHAR NOT NULL,
+    observed_at TIMESTAMP NOT NULL,   -- UTC
+    offline BOOLEAN NOT NULL,
+    fx_rate DOUBLE,                   -- native → CNY multiplier used; NULL when none was known
+    fx_date DATE,
+    fx_note VARCHAR,                  -- why the CNY figures are NULL, when they are
+    cny_per_hour DOUBLE,
+    cny_per_gpu_hour DOUBLE,
+    cny_per_gb_hour DOUBLE
+"""
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (
+        1,
+        "runs, fx rates, observations and current offers",
+        [
+            "CREATE SEQUENCE run_ids START 1",
+            "CREATE SEQUENCE observation_ids START 1",
+            """
+            CREATE TABLE runs (
+                run_id BIGINT PRIMARY KEY,
+                provider VARCHAR NOT NULL,
+                scope VARCHAR NOT NULL,
+                pricings VARCHAR[] NOT NULL,      -- pricings this run covered
+                started_at TIMESTAMP NOT NULL,
+                finished_at TIMESTAMP NOT NULL,
+                status VARCHAR NOT NULL,          -- ok | failed | skipped
+                error VARCHAR,
+                quote_count INTEGER NOT NULL,
+                rejected_count INTEGER NOT NULL,
+                rejected VARCHAR,                 -- JSON list of {offer, reason}
+                notes VARCHAR,                    -- JSON list of strings
+                offline BOOLEAN NOT NULL,
+                stale_after_minutes INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX runs_provider ON runs (provider, finished_at)",
+            """
+            CREATE TABLE fx_rates (
+                date DATE NOT NULL,
+                currency VARCHAR NOT NULL,
+                rate DOUBLE NOT NULL,             -- units of currency per 1 EUR
+                source VARCHAR NOT NULL,
+                run_id BIGINT,
+                PRIMARY KEY (date, currency)
+            )
+            """,
+            f"""
+            CREATE TABLE observations (
+                observation_id BIGINT PRIMARY KEY,
+                run_id BIGINT NOT NULL,
+                {QUOTE_COLUMNS_SQL}
+            )
+            """,
+            "CREATE INDEX observations_offer ON observations (provider, region, sku, pricing, observed_at)",
+            f"""
+            CREATE TABLE offers (
+                observation_id BIGINT NOT NULL,
+                run_id BIGINT NOT NULL,
+                {QUOTE_COLUMNS_SQL},
+                PRIMARY KEY (provider, region, sku, pricing)
+            )
+            """,
+        ],
+    ),
+]
+
+QUOTE_COLUMNS: tuple[str, ...] = tuple(
+    line.split()[0]
+    for line in QUOTE_COLUMNS_SQL.strip().splitlines()
+    if line.strip() and not line.strip().startswith("--")
+)

@@ -1,0 +1,121 @@
+"""All settings in one place (CONTRACT §7), read from the environment with the `GPUPRICE_` prefix.
+
+Per-provider settings follow one naming pattern so that a new collector needs no new field here:
+`GPUPRICE_<PROVIDER>_BASE_URL`, `GPUPRICE_<PROVIDER>_REGIONS` (comma list),
+`GPUPRICE_<PROVIDER>_INTERVAL_MINUTES` (or `_<SCOPE>_INTERVAL_MINUTES` for a provider with several
+schedules, e.g. `GPUPRICE_AWS_SPOT_INTERVAL_MINUTES`) and `GPUPRICE_<PROVIDER>_STALE_AFTER_MINUTES`.
+They are gathered from the environment into the dict fields below, which tests may also pass directly.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+_PER_PROVIDER_SUFFIXES = {
+    "_BASE_URL": "base_urls",
+    "_REGIONS": "regions",
+    "_INTERVAL_MINUTES": "intervals",
+    "_STALE_AFTER_MINUTES": "stale_after",
+}
+
+
+def _split_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GPUPRICE_", extra="ignore", populate_by_name=True)
+
+    db: Path = Path("gpuprice.duckdb")
+    export_dir: Path | None = None  # default: "exports" beside the database file
+    fixtures_dir: Path = PROJECT_ROOT / "fixtures"
+    offline: bool = False
+
+    hours_per_month: float = 730.0
+    hours_per_year: float = 8760.0
+
+    # HTTP behaviour shared by every collector.
+    http_timeout_s: float = 30.0
+    http_max_connections: int = 10
+    retry_attempts: int = 4
+    retry_base_delay_s: float = 1.0
+    retry_max_delay_s: float = 60.0
+
+    # Scheduling defaults; per-provider values live in `intervals`.
+    default_interval_minutes: int = 24 * 60
+    fx_interval_minutes: int = 24 * 60
+    schedule_jitter_s: int = 120
+    misfire_grace_s: int = 15 * 60
+
+    # Per-provider settings, keyed by provider slug (or "provider:scope" for intervals).
+    base_urls: dict[str, str] = Field(default_factory=dict)
+    regions: dict[str, list[str]] = Field(default_factory=dict)
+    intervals: dict[str, int] = Field(default_factory=dict)
+    stale_after: dict[str, int] = Field(default_factory=dict)
+
+    # Credentials (providers' own standard variables are honoured as well).
+    aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
+    aws_secret_access_key: SecretStr | None = None
+    aws_profile: str | None = Field(default=None, validation_alias=AliasChoices("GPUPRICE_AWS_PROFILE", "AWS_PROFILE"))
+
+    # API
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_limit: int = 500
+
+    @field_validator("regions", mode="before")
+    @classmethod
+    def _regions_from_strings(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: _split_list(v) if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_per_provider(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        gathered: dict[str, dict[str, Any]] = {field: {} for field in _PER_PROVIDER_SUFFIXES.values()}
+        for name, value in os.environ.items():
+            if not name.startswith("GPUPRICE_"):
+                continue
+            body = name[len("GPUPRICE_") :]
+            for suffix, field in _PER_PROVIDER_SUFFIXES.items():
+                if body.endswith(suffix) and len(body) > len(suffix):
+                    key = body[: -len(suffix)].lower()
+                    if field == "intervals" and "_" in key:
+                        key = key.replace("_", ":", 1)  # AWS_SPOT -> aws:spot
+                    gathered[field][key] = value
+                    break
+        for field, found in gathered.items():
+            if found:
+                data = {**data, field: {**found, **(data.get(field) or {})}}
+        return data
+
+    # ----- derived values -------------------------------------------------------------------
+    @property
+    def export_path(self) -> Path:
+        return self.export_dir if self.export_dir is not None else self.db.resolve().parent / "exports"
+
+    def base_url_for(self, provider: str) -> str | None:
+        return self.base_urls.get(provider) or None
+
+    def regions_for(self, provider: str, default: list[str]) -> list[str]:
+        return self.regions.get(provider) or list(default)
+
+    def interval_for(self, provider: str, scope: str, default_minutes: int) -> int:
+        for key in (f"{provider}:{scope}", provider):
+            if key in self.intervals:
+                return int(self.intervals[key])
+        return default_minutes
+
+    def stale_after_minutes(self, provider: str, interval_minutes: int) -> int:
+        """A provider's offers go stale when its last success is older than this (default 2×)."""
+        return int(self.stale_after.get(provider, 2 * interval_minutes))

@@ -1,0 +1,107 @@
+"""The price sheet (CONTRACT §6): one row per offer, fixed columns in a fixed order, written as
+CSV (spreadsheet-safe: one header row, ISO dates, dot decimals, no JSON in cells) or Parquet.
+
+Everything that writes a price sheet (the files written after each run, `/export`, `gpuprice
+export`) goes through here, so the formats never drift apart."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pricedb.queries import Offer
+
+SHEET_COLUMNS: tuple[str, ...] = (
+    "provider", "region", "sku", "gpu_model", "gpu_memory_gb", "gpu_count", "form_factor", "interconnect",
+    "pricing", "price", "currency", "unit", "cny_per_hour", "cny_per_gpu_hour", "cny_per_gb_hour", "fx_rate",
+    "fx_date", "observed_at", "source_url", "stale", "availability",
+)  # fmt: skip
+
+# DuckDB types for Parquet, in SHEET_COLUMNS order.
+_SHEET_TYPES: tuple[str, ...] = (
+    "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "INTEGER", "VARCHAR", "VARCHAR",
+    "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE",
+    "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN", "VARCHAR",
+)  # fmt: skip
+
+
+def sheet_row(offer: Offer) -> tuple[Any, ...]:
+    return tuple(getattr(offer, column) for column in SHEET_COLUMNS)
+
+
+def iso_utc(moment: datetime) -> str:
+    return moment.replace(microsecond=0).isoformat() + "Z" if moment.tzinfo is None else moment.isoformat()
+
+
+def csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        text = f"{value:.10f}".rstrip("0").rstrip(".")
+        return text if text not in ("", "-0") else "0"
+    if isinstance(value, datetime):
+        return iso_utc(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def write_csv(rows: Iterable[Sequence[Any]], handle: io.TextIOBase, columns: Sequence[str] = SHEET_COLUMNS) -> None:
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([csv_cell(v) for v in row])
+
+
+def csv_text(rows: Iterable[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    write_csv(rows, buffer)
+    return buffer.getvalue()
+
+
+def write_parquet(rows: Sequence[Sequence[Any]], path: Path) -> None:
+    """Parquet through an in-memory DuckDB, so no extra dependency is needed."""
+    conn = duckdb.connect()
+    try:
+        definition = ", ".join(f'"{c}" {t}' for c, t in zip(SHEET_COLUMNS, _SHEET_TYPES, strict=True))
+        conn.execute(f"CREATE TABLE sheet ({definition})")
+        if rows:
+            conn.executemany(f"INSERT INTO sheet VALUES ({', '.join('?' for _ in SHEET_COLUMNS)})", list(rows))
+        conn.execute(f"COPY sheet TO '{_sql_path(path)}' (FORMAT parquet)")
+    finally:
+        conn.close()
+
+
+def parquet_bytes(rows: Sequence[Sequence[Any]]) -> bytes:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sheet.parquet"
+        write_parquet(rows, path)
+        return path.read_bytes()
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def atomic_write(path: Path, write: Any) -> None:
+    """Write through a temp file in the same folder and rename it into place: a reader sees the old
+    file or the new one, never half of one. `write(temp_path)` produces the content."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(temp))
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

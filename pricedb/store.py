@@ -1,0 +1,212 @@
+"""The DuckDB file: one connection per process, one transaction per provider run.
+
+DuckDB allows one read-write process, so `gpuprice serve` opens the only `PriceStore` and every
+request or job works on its own `cursor()`. Writes are serialized by a lock; each provider's run
+lands in one transaction, so readers never see half a run, and a failed run writes its status and
+error but no quotes (the provider's previous offers stay in `offers`, and read as stale).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from pricedb.fx import FxTable
+from pricedb.models import FxRate, Pricing, Quote, RunStatus
+from pricedb.normalize import normalize
+from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
+from pricedb.settings import Settings
+
+
+class StoreBusy(RuntimeError):
+    """The database file is held by another process (usually a running `gpuprice serve`)."""
+
+
+@dataclass
+class RunRecord:
+    """One provider run as the runner hands it over: its outcome and, if ok, its quotes."""
+
+    provider: str
+    scope: str
+    pricings: frozenset[Pricing]
+    started_at: datetime
+    finished_at: datetime
+    status: RunStatus
+    offline: bool
+    stale_after_minutes: int
+    error: str | None = None
+    quotes: Sequence[Quote] = ()
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def utc_naive(moment: datetime) -> datetime:
+    """Timestamps are stored as naive UTC (DuckDB TIMESTAMP)."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
+class PriceStore:
+    def __init__(self, settings: Settings, path: Path | str | None = None, read_only: bool = False) -> None:
+        self.settings = settings
+        self.path = Path(path if path is not None else settings.db)
+        self.read_only = read_only
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreBusy(
+                    f"{self.path} is in use by another gpuprice process (is `gpuprice serve` running?)"
+                ) from exc
+            raise
+        self._write_lock = threading.Lock()
+        self.version = 0  # bumped after every committed write; the API caches answers on it
+        if not read_only:
+            self.migrate()
+        self._fx: FxTable | None = None
+
+    # ----- plumbing ------------------------------------------------------------------------
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.conn.cursor()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def migrate(self) -> None:
+        cur = self.cursor()
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)"
+        )
+        done = {row[0] for row in cur.execute("SELECT version FROM schema_migrations").fetchall()}
+        for version, name, statements in MIGRATIONS:
+            if version in done:
+                continue
+            cur.begin()
+            try:
+                for statement in statements:
+                    cur.execute(statement)
+                cur.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, utc_naive(datetime.now(UTC))]
+                )
+                cur.commit()
+            except Exception:
+                cur.rollback()
+                raise
+
+    def schema_version(self) -> int:
+        row = self.cursor().execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0) if row else 0
+
+    # ----- FX -------------------------------------------------------------------------------
+    def fx_table(self) -> FxTable:
+        if self._fx is None:
+            rows = self.cursor().execute("SELECT date, currency, rate, source FROM fx_rates").fetchall()
+            self._fx = FxTable.from_rates(FxRate(date=d, currency=c, rate=r, source=s) for d, c, r, s in rows)
+        return self._fx
+
+    def record_fx(self, run: RunRecord, rates: Iterable[FxRate]) -> int:
+        rates = list(rates)
+        with self._write_lock:
+            cur = self.cursor()
+            cur.begin()
+            try:
+                run_id = self._insert_run(cur, run, quote_count=len(rates))
+                if run.status is RunStatus.OK:
+                    cur.executemany(
+                        "INSERT OR REPLACE INTO fx_rates VALUES (?, ?, ?, ?, ?)",
+                        [[r.date, r.currency, r.rate, r.source, run_id] for r in rates],
+                    )
+                cur.commit()
+            except Exception:
+                cur.rollback()
+                raise
+            self._fx = None
+            self.version += 1
+        return run_id
+
+    # ----- price runs -----------------------------------------------------------------------
+    def record_run(self, run: RunRecord) -> int:
+        """Write one provider run in one transaction; on success its quotes replace the
+        provider's current offers for the pricings the run covered."""
+        fx = self.fx_table()
+        rows = (
+            [self._observation_row(quote, run.offline, fx) for quote in run.quotes]
+            if run.status is RunStatus.OK
+            else []
+        )
+        placeholders = ", ".join("?" for _ in QUOTE_COLUMNS)
+        with self._write_lock:
+            cur = self.cursor()
+            cur.begin()
+            try:
+                run_id = self._insert_run(cur, run, quote_count=len(rows))
+                if run.status is RunStatus.OK:
+                    cur.executemany(
+                        f"INSERT INTO observations VALUES (nextval('observation_ids'), {run_id}, {placeholders})",
+                        rows,
+                    )
+                    cur.execute(
+                        "DELETE FROM offers WHERE provider = ? AND list_contains(?, pricing)",
+                        [run.provider, sorted(p.value for p in run.pricings)],
+                    )
+                    cur.execute("INSERT INTO offers SELECT * FROM observations WHERE run_id = ?", [run_id])
+                cur.commit()
+            except Exception:
+                cur.rollback()
+                raise
+            self.version += 1
+        return run_id
+
+    def _insert_run(self, cur: duckdb.DuckDBPyConnection, run: RunRecord, quote_count: int) -> int:
+        row = cur.execute("SELECT nextval('run_ids')").fetchone()
+        assert row is not None
+        run_id = int(row[0])
+        cur.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                run_id,
+                run.provider,
+                run.scope,
+                sorted(p.value for p in run.pricings),
+                utc_naive(run.started_at),
+                utc_naive(run.finished_at),
+                run.status.value,
+                run.error,
+                quote_count,
+                len(run.rejected),
+                json.dumps(run.rejected, ensure_ascii=False) if run.rejected else None,
+                json.dumps(run.notes, ensure_ascii=False) if run.notes else None,
+                run.offline,
+                run.stale_after_minutes,
+            ],
+        )
+        return run_id
+
+    def _observation_row(self, quote: Quote, offline: bool, fx: FxTable) -> list[object]:
+        figures = normalize(quote, fx, self.settings)
+        values = {
+            **quote.model_dump(mode="python", exclude={"price_steps"}),
+            "pricing": quote.pricing.value,
+            "unit": quote.unit.value,
+            "availability": quote.availability.value,
+            "price_steps": json.dumps([s.model_dump() for s in quote.price_steps]) if quote.price_steps else None,
+            "observed_at": utc_naive(quote.observed_at),
+            "offline": offline,
+            "fx_rate": figures.fx_rate,
+            "fx_date": figures.fx_date,
+            "fx_note": figures.fx_note,
+            "cny_per_hour": figures.cny_per_hour,
+            "cny_per_gpu_hour": figures.cny_per_gpu_hour,
+            "cny_per_gb_hour": figures.cny_per_gb_hour,
+        }
+        return [values[column] for column in QUOTE_COLUMNS]

@@ -1,0 +1,73 @@
+"""Shared test helpers. No test touches the network: HTTP goes to respx mocks, to the offline
+replay transport, or to a local replay server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from collectors.base import Fetched, RawResponse
+from pricedb.fx import FxTable
+from pricedb.models import FxRate
+from pricedb.settings import Settings
+from pricedb.store import PriceStore
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+OBSERVED = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+def fixture_bytes(provider: str, name: str) -> bytes:
+    return (FIXTURES / provider / name).read_bytes()
+
+
+def raw_fixture(provider: str, name: str, url: str, label: str = "", fetched_at: datetime = OBSERVED) -> RawResponse:
+    """A recorded body as `fetch` would have returned it."""
+    return RawResponse(url=url, fetched_at=fetched_at, body=fixture_bytes(provider, name), label=label)
+
+
+def fetched_of(*raws: RawResponse) -> Fetched:
+    return Fetched(list(raws))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's GPUPRICE_* settings or cloud credentials."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_")):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        db=tmp_path / "test.duckdb",
+        export_dir=tmp_path / "exports",
+        retry_base_delay_s=0.0,
+        retry_max_delay_s=0.0,
+        http_timeout_s=2.0,
+        schedule_jitter_s=0,
+    )
+
+
+@pytest.fixture
+def store(settings: Settings):
+    price_store = PriceStore(settings)
+    yield price_store
+    price_store.close()
+
+
+# ECB 2022-07-08 (fixtures/fx): USD 1.0163, CNY 6.8095, INR 80.5280 per EUR.
+ECB_2022_07_08 = {"USD": 1.0163, "CNY": 6.8095, "INR": 80.5280}
+
+
+@pytest.fixture
+def fx_table() -> FxTable:
+    day = datetime(2022, 7, 8).date()
+    return FxTable.from_rates(FxRate(date=day, currency=c, rate=r, source="test") for c, r in ECB_2022_07_08.items())
