@@ -1,0 +1,54 @@
+"""Builders for tests that need quotes and runs without a provider behind them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from pricedb.models import FxRate, Pricing, Quote, RunStatus, Unit
+from pricedb.store import PriceStore, RunRecord
+
+NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+def make_quote(
+    provider: str = "aws",
+    region: str = "us-east-1",
+    sku: str = "p4d.24xlarge",
+    pricing: Pricing = Pricing.ON_DEMAND,
+    price: float = 21.957642,
+    currency: str = "USD",
+    unit: Unit = Unit.HOUR,
+    gpu_count: int = 8,
+    gpu_memory_gb: float = 40.0,
+    observed_at: datetime = NOW,
+    **extra: object,
+) -> Quote:
+    return Quote(
+        provider=provider, region=region, sku=sku, gpu_model="A100", gpu_memory_gb=gpu_memory_gb,
+        gpu_count=gpu_count, pricing=pricing, price=price, currency=currency, unit=unit,
+        source_url=f"https://example.test/{provider}", observed_at=observed_at, **extra,
+    )  # fmt: skip
+
+
+def make_run(
+    provider: str,
+    quotes: list[Quote],
+    status: RunStatus = RunStatus.OK,
+    finished_at: datetime = NOW,
+    pricings: frozenset[Pricing] | None = None,
+    error: str | None = None,
+    stale_after_minutes: int = 48 * 60,
+) -> RunRecord:
+    covered = pricings if pricings is not None else frozenset(q.pricing for q in quotes) or frozenset(Pricing)
+    return RunRecord(
+        provider=provider, scope="all", pricings=covered, started_at=finished_at - timedelta(seconds=5),
+        finished_at=finished_at, status=status, offline=False, stale_after_minutes=stale_after_minutes,
+        error=error, quotes=quotes if status is RunStatus.OK else [],
+    )  # fmt: skip
+
+
+def seed_fx(store: PriceStore, day: datetime = NOW, usd: float = 1.0, cny: float = 7.0, inr: float = 90.0) -> None:
+    """FX so that 1 USD = cny/usd CNY on `day` (defaults: 1 USD = ¥7)."""
+    on = day.date()
+    rates = [FxRate(date=on, currency=c, rate=r, source="test") for c, r in (("USD", usd), ("CNY", cny), ("INR", inr))]
+    store.record_fx(make_run("fx", [], pricings=frozenset(), finished_at=day), rates)
