@@ -1,0 +1,1 @@
+"""The read-only HTTP API and the CLI: answers from pricedb, the same functions behind both."""

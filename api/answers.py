@@ -1,0 +1,142 @@
+"""The answers behind each endpoint, as JSON bytes. The HTTP routes return them as they are and the
+CLI prints them with `--json` (or renders them as tables), so both always say the same thing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from api import cheapest
+from api.cheapest import iso
+from api.filters import CheapestParams, OffersParams, known_providers
+from api.state import AppState, dumps
+from pricedb.queries import CurrentOffers, Offer, provider_states
+from pricedb.sheet import SHEET_COLUMNS
+
+
+def _echo(params: CheapestParams) -> dict[str, Any]:
+    query = params.to_query()
+    return {
+        "mem_gb": query.mem_gb,
+        "hours": query.hours,
+        "pricing": [p.value for p in query.pricing],
+        "provider": query.provider,
+        "region": query.region,
+        "gpu": query.gpu,
+        "single_gpu": query.single_gpu,
+        "interruptible": query.interruptible,
+        "include_unavailable": query.include_unavailable,
+        "include_stale": query.include_stale,
+        "rank_by": query.rank_by,
+        "limit": query.limit,
+    }
+
+
+def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
+    key = ("cheapest", params.model_dump_json())
+
+    def build(current: CurrentOffers) -> dict[str, Any]:
+        return cheapest.answer(current.offers, params.to_query(), state.settings, current.as_of, _echo(params))
+
+    return state.cached(key, build)
+
+
+def offer_json(offer: Offer) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for column in SHEET_COLUMNS:
+        value = getattr(offer, column)
+        row[column] = iso(value) if isinstance(value, datetime) else value
+    row["fx_date"] = offer.fx_date.isoformat() if offer.fx_date else None
+    row.update(
+        term_hours=offer.term_hours,
+        list_price=offer.list_price,
+        tax_included=offer.tax_included,
+        billing_increment_s=offer.billing_increment_s,
+        billing_minimum_s=offer.billing_minimum_s,
+        price_steps=[s.model_dump() for s in offer.price_steps],
+        notes=offer.notes,
+        fx_note=offer.fx_note,
+        offline=offer.offline,
+    )
+    return row
+
+
+def filter_offers(offers: list[Offer], params: OffersParams) -> list[Offer]:
+    pricings = set((params.pricing or "").split(",")) - {""}
+    providers = set((params.provider or "").split(",")) - {""}
+    regions = {r.lower() for r in (params.region or "").split(",") if r}
+    include_stale = True if params.include_stale is None else params.include_stale
+    include_unavailable = True if params.include_unavailable is None else params.include_unavailable
+    return [
+        o
+        for o in offers
+        if o.gpu_model.lower() == params.gpu.lower()
+        and (not pricings or o.pricing in pricings)
+        and (not providers or o.provider in providers)
+        and (not regions or o.region.lower() in regions)
+        and (include_stale or not o.stale)
+        and (include_unavailable or o.availability != "sold_out")
+    ]
+
+
+def _sort_key(params: OffersParams):
+    def key(offer: Offer) -> tuple[Any, ...]:
+        value = getattr(offer, params.sort)
+        missing = value is None
+        return (missing, value if not missing else 0, offer.key)
+
+    return key
+
+
+def offers_answer(state: AppState, params: OffersParams) -> bytes:
+    key = ("offers", params.model_dump_json())
+
+    def build(current: CurrentOffers) -> dict[str, Any]:
+        chosen = sorted(filter_offers(current.offers, params), key=_sort_key(params), reverse=bool(params.desc))
+        page = chosen[params.offset : params.offset + params.limit]
+        return {
+            "as_of": iso(current.as_of),
+            "count": len(chosen),
+            "offset": params.offset,
+            "limit": params.limit,
+            "offers": [offer_json(o) for o in page],
+        }
+
+    return state.cached(key, build)
+
+
+def providers_answer(state: AppState) -> bytes:
+    states = provider_states(state.store.cursor(), state.clock(), known_providers())
+    return dumps(
+        {
+            "providers": [
+                {
+                    "provider": s.provider,
+                    "status": s.last_status or "never_run",
+                    "error": s.last_error,
+                    "last_run_at": iso(s.last_run_at),
+                    "last_success_at": iso(s.last_success_at),
+                    "offers": s.offers,
+                    "stale_offers": s.stale_offers,
+                    "stale": s.stale,
+                    "offline": s.last_offline,
+                    "scope": s.last_scope,
+                    "notes": s.last_notes,
+                }
+                for s in states
+            ]
+        }
+    )
+
+
+def health_answer(state: AppState) -> bytes:
+    current = state.current()
+    return dumps(
+        {
+            "status": "ok",
+            "schema_version": state.store.schema_version(),
+            "offers": len(current.offers),
+            "as_of": iso(current.as_of),
+            "offline": state.settings.offline,
+        }
+    )

@@ -1,0 +1,202 @@
+"""`/cheapest`: which current offers can hold the job, what the job would cost on each, ranked.
+
+CONTRACT §3–4. An option is viable when `gpu_count × gpu_memory_gb ≥ mem` (or, with `single_gpu`,
+when one GPU holds it all). Its cost for `hours` of wall-clock time follows its pricing model:
+
+- on_demand, spot: the provider's billing rule (increment and minimum charge) gives the billed
+  hours; stepped prices (cheaper after N hours) are applied segment by segment;
+- monthly: ceil(hours / 730) months;
+- reserved_*: the whole term is paid, however short the job.
+
+Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from pricedb.models import Pricing, Unit
+from pricedb.normalize import hours_per_unit, term_hours_of
+from pricedb.queries import Offer
+from pricedb.settings import Settings
+
+
+class CheapestQuery(BaseModel):
+    """The question, as understood (echoed back in the answer)."""
+
+    mem_gb: float
+    hours: float = 1.0
+    pricing: list[Pricing] = []
+    provider: list[str] = []
+    region: list[str] = []
+    gpu: str = "A100"
+    single_gpu: bool = False
+    interruptible: bool = True
+    include_unavailable: bool = False
+    include_stale: bool = False
+    rank_by: str = "total"
+    limit: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class JobCost:
+    billed_hours: float
+    total_cny: float
+    basis: str  # how the total was reached, in words
+
+
+def billed_hours_for(offer: Offer, hours: float) -> float:
+    increment = max(1, offer.billing_increment_s)
+    seconds = math.ceil(round(hours * 3600, 6) / increment) * increment
+    return max(seconds, offer.billing_minimum_s) / 3600
+
+
+def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
+    """What `hours` of wall-clock time costs on `offer`, in CNY; None without a CNY price."""
+    if offer.cny_per_hour is None or offer.fx_rate is None:
+        return None
+    pricing = Pricing(offer.pricing)
+    if pricing is Pricing.MONTHLY:
+        months = math.ceil(round(hours / settings.hours_per_month, 9))
+        billed = months * settings.hours_per_month
+        total = offer.cny_per_hour * billed
+        return JobCost(billed, total, f"{months} month(s) × ¥{offer.cny_per_hour * settings.hours_per_month:.2f}")
+    if pricing.is_reserved:
+        term = term_hours_of(pricing, offer.term_hours, settings)
+        assert term is not None
+        return JobCost(term, offer.cny_per_hour * term, f"whole term of {term:g} h, paid however short the job")
+    billed = billed_hours_for(offer, hours)
+    if not offer.price_steps:
+        return JobCost(billed, offer.cny_per_hour * billed, f"{billed:g} h × ¥{offer.cny_per_hour:.4f}/h")
+    # Stepped hourly prices: the first segment at the base price, later ones at their step price.
+    per_hour = hours_per_unit(Unit(offer.unit), offer.term_hours, settings)
+    segments = [(0.0, offer.cny_per_hour)] + [
+        (step.after_hours, step.price * offer.fx_rate / per_hour) for step in offer.price_steps
+    ]
+    segments.sort()
+    total, parts = 0.0, []
+    for index, (start, rate) in enumerate(segments):
+        end = segments[index + 1][0] if index + 1 < len(segments) else math.inf
+        used = max(0.0, min(billed, end) - start)
+        if used > 0:
+            total += used * rate
+            parts.append(f"{used:g} h × ¥{rate:.4f}/h")
+    return JobCost(billed, total, " + ".join(parts) + " (stepped price)")
+
+
+def viable(offer: Offer, query: CheapestQuery) -> bool:
+    if query.single_gpu:
+        return offer.gpu_memory_gb >= query.mem_gb
+    return offer.gpu_count * offer.gpu_memory_gb >= query.mem_gb
+
+
+@dataclass(frozen=True)
+class Selection:
+    ranked: list[tuple[Offer, JobCost]]
+    unpriced: list[Offer]  # viable, but no CNY price (no FX rate): shown, never ranked as zero
+    excluded: dict[str, int]  # how many viable offers each filter took out
+
+
+def select(offers: list[Offer], query: CheapestQuery, settings: Settings) -> Selection:
+    pricings = set(query.pricing)
+    providers = set(query.provider)
+    regions = {r.lower() for r in query.region}
+    gpu = query.gpu.lower()
+    excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
+    ranked: list[tuple[Offer, JobCost]] = []
+    unpriced: list[Offer] = []
+    for offer in offers:
+        if offer.gpu_model.lower() != gpu or not viable(offer, query):
+            continue
+        if (pricings and offer.pricing not in pricings) or (providers and offer.provider not in providers):
+            continue
+        if regions and offer.region.lower() not in regions:
+            continue
+        if not query.interruptible and offer.pricing == Pricing.SPOT.value:
+            excluded["interruptible"] += 1
+            continue
+        if offer.stale and not query.include_stale:
+            excluded["stale"] += 1
+            continue
+        if offer.availability == "sold_out" and not query.include_unavailable:
+            excluded["unavailable"] += 1
+            continue
+        cost = job_cost(offer, query.hours, settings)
+        if cost is None:
+            unpriced.append(offer)
+        else:
+            ranked.append((offer, cost))
+    ranked.sort(key=lambda pair: (pair[1].total_cny, pair[0].cny_per_gb_hour or 0.0, pair[0].key))
+    return Selection(ranked, unpriced, excluded)
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.replace(microsecond=0).isoformat() + "Z"
+
+
+def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
+    return {
+        "rank": rank,
+        "provider": offer.provider,
+        "region": offer.region,
+        "sku": offer.sku,
+        "gpu_model": offer.gpu_model,
+        "gpu_memory_gb": offer.gpu_memory_gb,
+        "gpu_count": offer.gpu_count,
+        "pricing": offer.pricing,
+        "price": offer.price,
+        "currency": offer.currency,
+        "unit": offer.unit,
+        "cny_per_hour": offer.cny_per_hour,
+        "cny_per_gb_hour": offer.cny_per_gb_hour,
+        "billed_hours": round(cost.billed_hours, 6),
+        "total_cny": round(cost.total_cny, 2),
+        "observed_at": iso(offer.observed_at),
+        "stale": offer.stale,
+        "availability": offer.availability,
+        "source_url": offer.source_url,
+        "notes": offer.notes,
+        # Extensions beyond CONTRACT §4 (new fields only):
+        "interruptible": offer.pricing == Pricing.SPOT.value,
+        "form_factor": offer.form_factor,
+        "interconnect": offer.interconnect,
+        "term_hours": offer.term_hours,
+        "fx_rate": offer.fx_rate,
+        "fx_date": offer.fx_date.isoformat() if offer.fx_date else None,
+        "cost_basis": cost.basis,
+        "offline": offer.offline,
+    }
+
+
+def unpriced_json(offer: Offer) -> dict[str, object]:
+    return {
+        "provider": offer.provider,
+        "region": offer.region,
+        "sku": offer.sku,
+        "pricing": offer.pricing,
+        "price": offer.price,
+        "currency": offer.currency,
+        "unit": offer.unit,
+        "reason": offer.fx_note or "no CNY price",
+    }
+
+
+def answer(
+    offers: list[Offer], query: CheapestQuery, settings: Settings, as_of: datetime | None, query_echo: dict[str, object]
+) -> dict[str, object]:
+    selection = select(offers, query, settings)
+    options = [option_json(i + 1, o, c) for i, (o, c) in enumerate(selection.ranked[: query.limit])]
+    return {
+        "query": query_echo,
+        "estimate": None,
+        "options": options,
+        "as_of": iso(as_of),
+        # Extensions: what was viable but left out, and why; offers that could not be priced in CNY.
+        "viable_count": len(selection.ranked),
+        "excluded": selection.excluded,
+        "unpriced": [unpriced_json(o) for o in selection.unpriced],
+    }

@@ -1,0 +1,277 @@
+"""`gpuprice`: the command line (CONTRACT §5). Tables for people; `--json` prints exactly the JSON
+the HTTP API returns, because both come from api.answers.
+
+Query commands read the database directly. While `gpuprice serve` holds it (DuckDB allows one
+writer process), they ask the running server instead, at GPUPRICE_HOST:GPUPRICE_PORT."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+from rich.console import Console
+
+from api import render
+from api.answers import cheapest_answer, offers_answer, providers_answer
+from api.app import VERSION
+from api.filters import CheapestParams, OffersParams
+from api.state import AppState
+from pricedb.models import RunStatus
+from pricedb.settings import Settings
+from pricedb.store import PriceStore, StoreBusy
+
+console = Console()
+errors = Console(stderr=True)
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line, exit status 2."""
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "db", None):
+        overrides["db"] = args.db
+    if getattr(args, "offline", False):
+        overrides["offline"] = True
+    return Settings(**overrides)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        parts.append(f"--{where.replace('_', '-')}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def _params(model: type, values: dict[str, Any]) -> Any:
+    try:
+        return model(**{k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        raise CliError(_validation_message(exc)) from None
+
+
+def _ask_server(settings: Settings, path: str, query: dict[str, Any]) -> Any:
+    url = f"http://{settings.host}:{settings.port}{path}"
+    params = {k: str(v).lower() if isinstance(v, bool) else v for k, v in query.items() if v is not None}
+    try:
+        response = httpx.get(url, params=params, timeout=30)
+    except httpx.HTTPError as exc:
+        raise CliError(f"{settings.db} is held by another process and {url} does not answer ({exc})") from None
+    body = response.json()
+    if response.status_code >= 400:
+        raise CliError(body.get("message", response.text))
+    return body
+
+
+def _answer(settings: Settings, local: Callable[[AppState], bytes], path: str, query: dict[str, Any]) -> Any:
+    """Answer from the database file, or from the running server when it holds the file."""
+    if not settings.db.exists():
+        raise CliError(f"no database at {settings.db} yet: run `gpuprice collect` (or `--offline`) first")
+    try:
+        store = PriceStore(settings, read_only=True)
+    except StoreBusy:
+        return _ask_server(settings, path, query)
+    try:
+        return json.loads(local(AppState(store, settings)))
+    finally:
+        store.close()
+
+
+def _emit(args: argparse.Namespace, payload: Any, table: Callable[[Any], None]) -> None:
+    if args.json:
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")
+    else:
+        table(payload)
+
+
+# ----- commands --------------------------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = _settings(args)
+    host, port = args.host or settings.host, args.port or settings.port
+    console.print(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
+    if settings.offline:
+        console.print("[yellow]offline: replaying recorded fixtures, no network[/yellow]")
+    console.print(f"try: http://{host}:{port}/cheapest?mem=60GB&hours=200")
+    try:
+        app = create_app(settings, schedule=not args.no_schedule)
+        uvicorn.run(app, host=host, port=port, workers=1, log_level="info")
+    except StoreBusy as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from collectors.registry import COLLECTORS
+    from collectors.runner import collect
+
+    settings = _settings(args)
+    unknown = [p for p in args.providers if p not in COLLECTORS]
+    if unknown:
+        raise CliError(f"unknown provider(s) {', '.join(unknown)}; known: {', '.join(COLLECTORS)}")
+    try:
+        store = PriceStore(settings)
+    except StoreBusy as exc:
+        raise CliError(f"{exc}; it collects on its own schedule") from None
+    mode = "offline (replaying fixtures)" if settings.offline else "live"
+    errors.print(f"collecting {', '.join(args.providers) or 'all providers'} — {mode}")
+
+    def progress(event: str, provider: str, detail: str) -> None:
+        if event == "start":
+            errors.print(f"  … {provider} ({detail})")
+        else:
+            errors.print(f"  ✓ {provider}: {detail}" if detail == "ok" else f"  ✗ {provider}: {detail}")
+
+    try:
+        summaries = asyncio.run(collect(store, settings, args.providers or None, progress=progress))
+    finally:
+        store.close()
+    payload = [
+        {
+            "provider": s.provider,
+            "scope": s.scope,
+            "status": s.status.value,
+            "quotes": s.quotes,
+            "rejected": s.rejected,
+            "seconds": round(s.seconds, 2),
+            "offline": s.offline,
+            "error": s.error,
+            "notes": s.notes,
+        }
+        for s in summaries
+    ]
+    _emit(args, {"runs": payload, "exports": str(settings.export_path)}, render.collect_table)
+    named = set(args.providers)
+    failed = [
+        s for s in summaries if s.status is RunStatus.FAILED or (s.status is RunStatus.SKIPPED and s.provider in named)
+    ]
+    return 1 if failed else 0
+
+
+def cmd_cheapest(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    values = {
+        "mem": args.mem,
+        "hours": args.hours,
+        "pricing": args.pricing,
+        "provider": args.provider,
+        "region": args.region,
+        "gpu": args.gpu,
+        "single_gpu": args.single_gpu,
+        "interruptible": args.interruptible,
+        "include_unavailable": args.include_unavailable,
+        "include_stale": args.include_stale,
+        "limit": args.limit,
+    }
+    params = _params(CheapestParams, values)
+    payload = _answer(settings, lambda state: cheapest_answer(state, params), "/cheapest", values)
+    _emit(args, payload, render.cheapest_table)
+    return 0
+
+
+def cmd_offers(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    values = {
+        "pricing": args.pricing,
+        "provider": args.provider,
+        "region": args.region,
+        "gpu": args.gpu,
+        "include_unavailable": args.include_unavailable,
+        "include_stale": args.include_stale,
+        "sort": args.sort,
+        "desc": args.desc,
+        "limit": args.limit,
+    }
+    params = _params(OffersParams, values)
+    payload = _answer(settings, lambda state: offers_answer(state, params), "/offers", values)
+    _emit(args, payload, render.offers_table)
+    return 0
+
+
+def cmd_providers(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    payload = _answer(settings, providers_answer, "/providers", {})
+    _emit(args, payload, render.providers_table)
+    return 0
+
+
+# ----- parser ----------------------------------------------------------------------------
+def _bool_option(parser: argparse.ArgumentParser, name: str, help_text: str) -> None:
+    parser.add_argument(f"--{name}", nargs="?", const="true", default=None, metavar="BOOL", help=help_text)
+
+
+def _filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pricing", help="comma list: on_demand, spot, monthly, reserved_1y, reserved_3y")
+    parser.add_argument("--provider", help="comma list of provider slugs")
+    parser.add_argument("--region", help="comma list of regions")
+    parser.add_argument("--gpu", default=None, help="GPU model (default A100)")
+    _bool_option(parser, "include-unavailable", "include sold-out offers")
+    _bool_option(parser, "include-stale", "include offers of providers whose last run failed or is old")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpuprice", description="What GPU rental really costs, everywhere.")
+    parser.add_argument("--version", action="version", version=f"gpuprice {VERSION}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", help="DuckDB file (default GPUPRICE_DB or ./gpuprice.duckdb)")
+    common.add_argument("--json", action="store_true", help="print exactly the JSON the HTTP API returns")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", parents=[common], help="HTTP API and collection scheduler")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--offline", action="store_true", help="replay recorded fixtures instead of the network")
+    serve.add_argument("--no-schedule", action="store_true", help="serve what is stored; collect nothing")
+    serve.set_defaults(handler=cmd_serve)
+
+    collect = commands.add_parser("collect", parents=[common], help="collect prices now, with progress")
+    collect.add_argument("providers", nargs="*", metavar="PROVIDER")
+    collect.add_argument("--offline", action="store_true", help="replay recorded fixtures instead of the network")
+    collect.set_defaults(handler=cmd_collect)
+
+    cheapest = commands.add_parser("cheapest", parents=[common], help="cheapest viable options for a job")
+    cheapest.add_argument("--mem", required=True, help="GPU memory needed: 60GB, 60 GiB or 60")
+    cheapest.add_argument("--hours", default=None, help="wall-clock hours (default 1)")
+    _filters(cheapest)
+    _bool_option(cheapest, "single-gpu", "the whole need on one GPU")
+    _bool_option(cheapest, "interruptible", "include spot (default true; --interruptible false drops it)")
+    cheapest.add_argument("--limit", type=int, default=None)
+    cheapest.set_defaults(handler=cmd_cheapest)
+
+    offers = commands.add_parser("offers", parents=[common], help="current offers")
+    _filters(offers)
+    offers.add_argument("--sort", default=None, help="cny_per_gb_hour (default), cny_per_hour, price, provider, …")
+    _bool_option(offers, "desc", "sort descending")
+    offers.add_argument("--limit", type=int, default=None)
+    offers.set_defaults(handler=cmd_offers)
+
+    providers = commands.add_parser("providers", parents=[common], help="each provider's last run")
+    providers.set_defaults(handler=cmd_providers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except CliError as exc:
+        errors.print(f"[red]error:[/red] {exc}")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

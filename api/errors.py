@@ -1,0 +1,79 @@
+"""One error shape for every 4xx answer (pinned by tests/test_api_errors.py):
+
+    {"status": 422, "error": "invalid_parameter", "message": "mem: 'abc' is not a memory size; …",
+     "errors": [{"parameter": "mem", "message": "'abc' is not a memory size; …", "value": "abc"}]}
+
+`errors` lists every problem found, each naming its parameter; `message` repeats the first one so
+a person reading a terminal sees it at once. Bad input never becomes a 500."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+_ERROR_NAMES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 422: "invalid_parameter"}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, parameter: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.parameter, self.value = status, message, parameter, value
+
+
+def error_body(status: int, problems: list[dict[str, Any]], message: str | None = None) -> dict[str, Any]:
+    first = problems[0] if problems else {}
+    if message is None:
+        message = f"{first['parameter']}: {first['message']}" if first.get("parameter") else first.get("message", "")
+    return {"status": status, "error": _ERROR_NAMES.get(status, "error"), "message": message, "errors": problems}
+
+
+def _clean(message: str) -> str:
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
+
+
+def validation_problems(exc: RequestValidationError) -> list[dict[str, Any]]:
+    problems = []
+    for error in exc.errors():
+        location = [str(part) for part in error.get("loc", ()) if part not in ("query", "path", "body")]
+        parameter = location[-1] if location else None
+        if error.get("type") == "extra_forbidden":
+            message = "unknown parameter"
+        else:
+            message = _clean(str(error.get("msg", "invalid value")))
+        value = error.get("input")
+        problems.append(
+            {"parameter": parameter, "message": message, "value": value if isinstance(value, str) else None}
+        )
+    return problems
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(error_body(422, validation_problems(exc)), status_code=422)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        problem = {"parameter": exc.parameter, "message": exc.message, "value": exc.value}
+        return JSONResponse(error_body(exc.status, [problem]), status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 405:
+            message = f"{request.method} is not allowed: gpuprice's API is read-only (GET only)"
+        elif exc.status_code == 404:
+            message = f"no such endpoint: {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return JSONResponse(
+            error_body(exc.status_code, [{"parameter": None, "message": message, "value": None}], message),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )

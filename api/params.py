@@ -1,0 +1,97 @@
+"""Parsing and validating what users type (`mem=60GB`, `pricing=spot,on_demand`, …).
+
+Each parser raises ValueError with a message that says what was wrong and what would be right;
+the API turns these into 422 answers naming the parameter, the CLI into an error line. The
+pydantic models built on these live beside the routes that use them."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from pricedb.models import Pricing
+
+MAX_HOURS = 87_600.0  # ten years of wall-clock time
+MAX_MEM_GB = 100_000.0
+
+_MEM = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>gib|gb|g|tib|tb|t)?\s*$", re.IGNORECASE)
+_REGION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\- ]{0,63}$")
+_TRUE = {"1", "true", "yes", "on", "t", "y"}
+_FALSE = {"0", "false", "no", "off", "f", "n"}
+
+
+def parse_mem_gb(value: str | float | int) -> float:
+    """`60GB`, `60 GB`, `60gb`, `60`, `60GiB` → 60.0 (GB here means the unit cards are sold in:
+    an "80GB" A100 has 80 GiB, so GB and GiB are the same number). `1TB` → 1024."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        match = _MEM.match(str(value))
+        if not match:
+            raise ValueError(f"{value!r} is not a memory size; write it like 60GB, 60 GiB or 60")
+        number = float(match["number"])
+        if (match["unit"] or "").lower().startswith("t"):
+            number *= 1024
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError("must be a memory size greater than 0 GB")
+    if number > MAX_MEM_GB:
+        raise ValueError(f"{number:g} GB is more than any rentable machine has (at most {MAX_MEM_GB:g})")
+    return number
+
+
+def parse_hours(value: str | float | int) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number of hours") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError("must be a number of hours greater than 0")
+    if number > MAX_HOURS:
+        raise ValueError(f"must be at most {MAX_HOURS:g} hours (ten years)")
+    return number
+
+
+def split_list(value: str | Iterable[str] | None) -> list[str]:
+    if value is None:
+        return []
+    parts = value.split(",") if isinstance(value, str) else [p for item in value for p in str(item).split(",")]
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_choices(value: str | Iterable[str] | None, allowed: Iterable[str], what: str) -> list[str]:
+    allowed = list(allowed)
+    lowered = {a.lower(): a for a in allowed}
+    chosen: list[str] = []
+    for item in split_list(value):
+        match = lowered.get(item.lower())
+        if match is None:
+            raise ValueError(f"unknown {what} {item!r}; choose from {', '.join(allowed)}")
+        if match not in chosen:
+            chosen.append(match)
+    return chosen
+
+
+def parse_pricings(value: str | Iterable[str] | None) -> list[Pricing]:
+    return [Pricing(p) for p in parse_choices(value, [p.value for p in Pricing], "pricing")]
+
+
+def parse_regions(value: str | Iterable[str] | None) -> list[str]:
+    regions = split_list(value)
+    for region in regions:
+        if not _REGION.match(region):
+            raise ValueError(f"{region!r} is not a region name (letters, digits, space, - _ . : only)")
+    return regions
+
+
+def parse_bool(value: str | bool | None, default: bool) -> bool:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"{value!r} is not true or false")

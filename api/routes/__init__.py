@@ -1,0 +1,1 @@
+"""One router per resource; each route is a thin shell over api.answers."""

@@ -1,0 +1,72 @@
+"""What the API holds between requests: the store, and answers that only change when data does.
+
+Current offers change only when a run lands (the store's `version` moves) or when an offer's
+staleness flips with time (`valid_until`). Between those moments every answer to the same question
+is the same, so it is computed once and served from memory as ready-made bytes."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pricedb.queries import CurrentOffers, current_offers
+from pricedb.settings import Settings
+from pricedb.store import PriceStore, utc_naive
+
+CACHE_ENTRIES = 2048
+
+
+def now_utc() -> datetime:
+    return utc_naive(datetime.now(UTC))
+
+
+def dumps(payload: Any) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+
+
+class AppState:
+    def __init__(self, store: PriceStore, settings: Settings, clock: Callable[[], datetime] = now_utc) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._current: CurrentOffers | None = None
+        self._version = -1
+        self._answers: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+
+    def _fresh(self, now: datetime) -> bool:
+        if self._current is None or self._version != self.store.version:
+            return False
+        until = self._current.valid_until
+        return until is None or now < until
+
+    def current(self) -> CurrentOffers:
+        now = self.clock()
+        with self._lock:
+            if not self._fresh(now):
+                version = self.store.version
+                self._current = current_offers(self.store.cursor(), now)
+                self._version = version
+                self._answers.clear()
+            assert self._current is not None
+            return self._current
+
+    def cached(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], Any]) -> bytes:
+        """The JSON bytes answering `key`, built from current offers at most once per data change."""
+        current = self.current()
+        with self._lock:
+            body = self._answers.get(key)
+            if body is not None:
+                self._answers.move_to_end(key)
+                return body
+        body = dumps(build(current))
+        with self._lock:
+            if self._current is current:
+                self._answers[key] = body
+                if len(self._answers) > CACHE_ENTRIES:
+                    self._answers.popitem(last=False)
+        return body

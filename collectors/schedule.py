@@ -1,0 +1,76 @@
+"""APScheduler 3.x jobs for `gpuprice serve`.
+
+- `startup`: one round right away (FX first, then every provider), so a fresh server has data;
+- `fx`: FX daily;
+- `collect:<provider>:<scope>`: each provider scope on its own interval (spot more often than list
+  prices), from `GPUPRICE_<PROVIDER>[_<SCOPE>]_INTERVAL_MINUTES` or the collector's default.
+
+Every job has a stable id, `coalesce=True` (a backlog of missed runs becomes one run),
+`max_instances=1` (never two runs of one job at once), `misfire_grace_time` (APScheduler's default
+of 1 s would silently skip a run that starts a little late) and jitter (so providers are not all
+hit on the same second). Last-run state lives in DuckDB (`runs`), not in a job store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from collectors.registry import COLLECTORS
+from collectors.runner import collect, run_fx, run_provider
+from pricedb.settings import Settings
+from pricedb.store import PriceStore
+
+log = logging.getLogger("gpuprice.schedule")
+
+ExtraJob = tuple[str, Callable[[], Awaitable[None]], IntervalTrigger]
+
+
+def _job_defaults(settings: Settings) -> dict[str, object]:
+    return {"coalesce": True, "max_instances": 1, "misfire_grace_time": settings.misfire_grace_s}
+
+
+def build_scheduler(
+    store: PriceStore, settings: Settings, extra_jobs: list[ExtraJob] | None = None, run_at_start: bool = True
+) -> AsyncIOScheduler:
+    scheduler = AsyncIOScheduler(timezone=UTC, job_defaults=_job_defaults(settings))
+
+    async def startup_round() -> None:
+        summaries = await collect(store, settings)
+        for s in summaries:
+            log.info("startup run %s/%s: %s %s", s.provider, s.scope, s.status.value, s.error or "")
+
+    async def fx_job() -> None:
+        await run_fx(store, settings)
+
+    if run_at_start:
+        scheduler.add_job(startup_round, DateTrigger(datetime.now(UTC)), id="startup", name="first round")
+    scheduler.add_job(
+        fx_job,
+        IntervalTrigger(minutes=settings.fx_interval_minutes, jitter=settings.schedule_jitter_s),
+        id="fx",
+        name="FX reference rates",
+    )
+    for name, collector_class in COLLECTORS.items():
+        collector = collector_class(settings)
+        for scope in collector.scopes:
+            minutes = settings.interval_for(name, scope.name, scope.default_interval_minutes)
+
+            async def job(collector=collector, scope=scope) -> None:
+                summary = await run_provider(collector, scope, store, settings)
+                log.info("%s/%s: %s %s", summary.provider, summary.scope, summary.status.value, summary.error or "")
+
+            scheduler.add_job(
+                job,
+                IntervalTrigger(minutes=minutes, jitter=settings.schedule_jitter_s),
+                id=f"collect:{name}:{scope.name}",
+                name=f"{collector.title} ({scope.name})",
+            )
+    for job_id, function, trigger in extra_jobs or []:
+        scheduler.add_job(function, trigger, id=job_id, name=job_id)
+    return scheduler

@@ -1,0 +1,38 @@
+"""The promises made to a newcomer: README's two quick-start commands, CI running exactly the
+README's test command, and the console script."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def quick_start_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```(?:sh|bash|console)?\n(.*?)```", section, re.DOTALL)
+    assert block, "README's quick start has no code block"
+    return [line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_readme_quick_start_is_exactly_two_commands() -> None:
+    commands = quick_start_commands()
+    assert len(commands) == 2, commands
+    assert "gpuprice serve" in commands[0]
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert quick_start_commands()[1] in ci.splitlines()
+
+
+def test_console_script_and_packages() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["scripts"]["gpuprice"] == "api.cli:main"
+    assert project["project"]["requires-python"] == ">=3.11"
+    dependencies = " ".join(project["project"]["dependencies"])
+    assert "apscheduler>=3.11,<4" in dependencies and "duckdb>=" in dependencies and ",<3" in dependencies
