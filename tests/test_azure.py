@@ -1,0 +1,356 @@
+"""Azure collector, parsing: the exact offers in the recorded walk, every trap left out, shape
+changes caught, and the shared sanity checks passed. Offline: fixtures only."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from conftest import FIXTURES, OBSERVED, fetched_of, fixture_bytes
+
+from collectors.azure import AzureCollector
+from collectors.azure import rows as azure
+from collectors.azure.query import odata_filter
+from collectors.azure.rows import classify
+from collectors.base import Fetched, RawResponse
+from collectors.errors import ParseError
+from collectors.sanity import check_quotes
+from pricedb.models import Pricing, Unit
+from pricedb.normalize import normalize
+
+PAGES = ("retail_prices_page1.json", "retail_prices_page2.json", "retail_prices_page3.json")
+URLS = [route["url"] for route in json.loads((FIXTURES / "azure" / "replay.json").read_text())["routes"]]
+
+NC24, NC48, NC96 = "Standard_NC24ads_A100_v4", "Standard_NC48ads_A100_v4", "Standard_NC96ads_A100_v4"
+ND, NDM = "Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4"
+OD, SPOT, R1, R3 = Pricing.ON_DEMAND, Pricing.SPOT, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y
+
+# (sku, region, pricing) -> USD price as published (per VM-hour; per whole term for reservations)
+EXPECTED = {
+    (NC24, "eastus", OD): 3.673,
+    (NC24, "eastus", SPOT): 0.67877,
+    (NC24, "eastus2", OD): 3.673,
+    (NC24, "westus2", OD): 3.673,
+    (NC24, "westus3", OD): 3.673,
+    (NC24, "centralus", OD): 4.15,
+    (NC24, "southcentralus", OD): 4.408,
+    (NC24, "westus", OD): 4.775,
+    (NC48, "eastus", OD): 7.346,
+    (NC48, "westus3", OD): 7.346,
+    (NC96, "eastus", OD): 14.692,
+    (NC96, "westus3", OD): 14.692,
+    (ND, "eastus", OD): 27.197,
+    (ND, "westus2", OD): 27.197,
+    (ND, "southcentralus", OD): 32.63,
+    (NDM, "eastus", OD): 32.77,
+    (NDM, "eastus", R1): 183722.0,
+    (NDM, "eastus", R3): 378926.0,
+    (NDM, "eastus2", OD): 32.77,
+    (NDM, "eastus2", SPOT): 14.4188,
+    (NDM, "southcentralus", OD): 39.324,
+}
+# sku -> (gpu_count, gpu_memory_gb, form_factor, interconnect)
+HARDWARE = {
+    NC24: (1, 80.0, "PCIe", "PCIe"),
+    NC48: (2, 80.0, "PCIe", "PCIe"),
+    NC96: (4, 80.0, "PCIe", "PCIe"),
+    ND: (8, 40.0, "SXM4", "NVLink"),
+    NDM: (8, 80.0, "SXM4", "NVLink"),
+}
+# Prices carried only by rows that must be left out (Windows, Low Priority, DevTest-only, 5-year,
+# an H100 SKU, the older duplicate, zero).
+TRAP_PRICES = {4.777, 0.88279, 0.735, 31.6, 38.6, 6.554, 574130.0, 6.98, 3.611254, 0.0}
+
+
+def bodies() -> list[dict]:
+    return [json.loads(fixture_bytes("azure", name)) for name in PAGES]
+
+
+def fetched(pages: list[dict] | None = None) -> Fetched:
+    pages = bodies() if pages is None else pages
+    return fetched_of(
+        *(
+            RawResponse(url=url, fetched_at=OBSERVED, body=json.dumps(page).encode(), label=f"page {n}")
+            for n, (url, page) in enumerate(zip(URLS, pages, strict=True), 1)
+        )
+    )
+
+
+def items_of(pages: list[dict]) -> list[dict]:
+    return [item for page in pages for item in page["Items"]]
+
+
+@pytest.fixture
+def collector(settings) -> AzureCollector:
+    return AzureCollector(settings)
+
+
+@pytest.fixture
+def quotes(collector):
+    return collector.parse(fetched())
+
+
+def test_parse_gives_exactly_the_expected_offers(quotes) -> None:
+    assert {(q.sku, q.region, q.pricing): q.price for q in quotes} == EXPECTED
+    assert len(quotes) == len(EXPECTED)  # one quote per offer: the duplicate spot row was merged
+
+
+def test_every_quote_carries_hardware_currency_unit_and_billing(quotes) -> None:
+    for q in quotes:
+        assert (q.provider, q.gpu_model, q.currency) == ("azure", "A100", "USD")
+        assert (q.gpu_count, q.gpu_memory_gb, q.form_factor, q.interconnect) == HARDWARE[q.sku]
+        assert (q.billing_increment_s, q.billing_minimum_s) == (1, 0)
+        assert q.tax_included is False
+        assert q.observed_at == OBSERVED
+        assert q.source_url in URLS
+        if q.pricing.is_reserved:
+            assert q.unit is Unit.TERM
+        else:
+            assert (q.unit, q.term_hours) == (Unit.HOUR, None)
+
+
+def test_reservations_are_whole_term_prices(quotes) -> None:
+    by_key = {(q.sku, q.region, q.pricing): q for q in quotes}
+    one, three = by_key[(NDM, "eastus", R1)], by_key[(NDM, "eastus", R3)]
+    assert (one.price, one.unit, one.term_hours) == (183722.0, Unit.TERM, 8760)
+    assert (three.price, three.unit, three.term_hours) == (378926.0, Unit.TERM, 26280)
+    assert "whole 1-year term" in one.notes
+    assert "5-year reservation is also published (574130 per term)" in three.notes
+
+
+def test_reservations_normalize_per_hour_of_the_term(quotes, fx_table, settings) -> None:
+    one = next(q for q in quotes if q.pricing is R1)
+    usd_cny = 6.8095 / 1.0163
+    assert normalize(one, fx_table, settings).cny_per_hour == pytest.approx(183722.0 / 8760 * usd_cny)
+
+
+def test_traps_are_left_out(quotes) -> None:
+    assert not {q.price for q in quotes} & TRAP_PRICES
+    assert all(q.sku in HARDWARE for q in quotes)
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        (1, {azure.SKIP_LOW_PRIORITY: 1, azure.SKIP_WINDOWS: 2, azure.SKIP_DEVTEST: 1, azure.SKIP_ZERO_PRICE: 1}),
+        (2, {azure.SKIP_WINDOWS: 1, azure.SKIP_DEVTEST: 1, azure.SKIP_ZERO_PRICE: 1, azure.SKIP_UNKNOWN_SKU: 1}),
+        (
+            3,
+            {
+                azure.SKIP_WINDOWS: 1,
+                azure.SKIP_DEVTEST: 1,
+                azure.SKIP_FIVE_YEAR: 1,
+                azure.SKIP_LOW_PRIORITY: 1,
+                azure.SKIP_ZERO_PRICE: 1,
+            },
+        ),
+    ],
+)
+def test_each_page_has_traps_and_each_is_skipped_for_its_reason(page, expected) -> None:
+    verdicts = [classify(item, OBSERVED) for item in bodies()[page - 1]["Items"]]
+    reasons = {v: verdicts.count(v) for v in verdicts if not isinstance(v, Pricing)}
+    assert reasons == expected
+
+
+def test_windows_rows_are_recognised_by_product_name_only() -> None:
+    windows = [i for i in items_of(bodies()) if i["type"] == "Consumption" and "Windows" in i["productName"]]
+    assert {i["armSkuName"] for i in windows} == {NC24, ND, NDM}
+    linux_twin = [i for i in items_of(bodies()) if i["armSkuName"] == NC24 and i["armRegionName"] == "eastus"]
+    assert {i["meterName"] for i in windows} & {i["meterName"] for i in linux_twin}  # same meter, other OS
+
+
+def _linux_row() -> dict:
+    return copy.deepcopy(bodies()[0]["Items"][0])  # NC24ads eastus pay-as-you-go
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"type": "DevTestConsumption"}, azure.SKIP_DEVTEST),  # even on a Linux product name
+        ({"productName": "NCads A100 v4 Series Windows"}, azure.SKIP_WINDOWS),
+        ({"productName": "NCads A100 v4 Series Cloud Services"}, azure.SKIP_CLOUD_SERVICES),
+        ({"retailPrice": 0.0, "unitPrice": 0.0}, azure.SKIP_ZERO_PRICE),
+        ({"meterName": "NC24ads_A100_v4 Low Priority"}, azure.SKIP_LOW_PRIORITY),
+        ({"skuName": "Standard_NC24ads_A100_v4 Low Priority"}, azure.SKIP_LOW_PRIORITY),
+        ({"armSkuName": "Standard_NC24ads_A10_v4"}, azure.SKIP_UNKNOWN_SKU),
+        ({"type": "Reservation", "reservationTerm": "5 Years"}, azure.SKIP_FIVE_YEAR),
+        ({"type": "Reservation", "reservationTerm": "10 Years"}, azure.SKIP_OTHER_TERM),
+        ({"type": "SavingsPlan"}, azure.SKIP_OTHER_TYPE),
+        ({"unitOfMeasure": "1/Month"}, azure.SKIP_UNIT),
+        ({"effectiveEndDate": "2026-11-01T00:00:00Z"}, azure.SKIP_ENDED),
+        ({"skuName": "Standard_NC24ads_A100_v4 Spot"}, Pricing.SPOT),
+        ({"effectiveEndDate": "2027-01-01T00:00:00Z"}, Pricing.ON_DEMAND),
+        ({"armSkuName": "standard_nc24ads_a100_v4"}, Pricing.ON_DEMAND),  # SKU case does not matter
+        ({"type": "Reservation", "reservationTerm": "3 Years"}, Pricing.RESERVED_3Y),
+    ],
+)
+def test_each_rule_on_its_own(change, reason) -> None:
+    assert classify({**_linux_row(), **change}, OBSERVED) == reason
+
+
+def test_duplicate_offer_keeps_the_latest_effective_start_and_says_so(quotes) -> None:
+    spot = next(q for q in quotes if (q.sku, q.region, q.pricing) == (NDM, "eastus2", SPOT))
+    assert spot.price == 14.4188
+    assert "2 rows for this offer" in spot.notes and "3.611254 from 2023-04-01" in spot.notes
+    assert spot.source_url == URLS[2]  # the page the kept row came from
+
+
+def test_duplicate_order_does_not_matter(collector) -> None:
+    pages = bodies()
+    pages.reverse()
+    reversed_fetch = fetched_of(
+        *(
+            RawResponse(url=url, fetched_at=OBSERVED, body=json.dumps(page).encode())
+            for url, page in zip(URLS, pages, strict=True)
+        )
+    )
+    assert {q.key: q.price for q in collector.parse(reversed_fetch)} == {
+        q.key: q.price for q in collector.parse(fetched())
+    }
+
+
+def test_zero_price_row_never_wins_a_duplicate(quotes) -> None:
+    zero = next(i for i in bodies()[0]["Items"] if i["armSkuName"] == NC48 and i["retailPrice"] == 0)
+    real = next(i for i in bodies()[0]["Items"] if i["armSkuName"] == NC48 and i["retailPrice"] > 0)
+    assert zero["effectiveStartDate"] > real["effectiveStartDate"]
+    assert next(q.price for q in quotes if (q.sku, q.region, q.pricing) == (NC48, "eastus", OD)) == 7.346
+
+
+def test_shared_sanity_checks_accept_every_quote(quotes, fx_table, settings) -> None:
+    accepted, rejected = check_quotes(quotes, fx_table, settings)
+    assert rejected == []
+    assert len(accepted) == len(quotes)
+
+
+def test_spot_is_never_dearer_than_on_demand(quotes) -> None:
+    on_demand = {(q.sku, q.region): q.price for q in quotes if q.pricing is OD}
+    spots = [q for q in quotes if q.pricing is SPOT]
+    assert spots
+    for q in spots:
+        assert q.price <= on_demand[(q.sku, q.region)]
+
+
+def test_missing_items_key_is_a_parse_error_naming_it(collector) -> None:
+    pages = bodies()
+    del pages[1]["Items"]
+    with pytest.raises(ParseError, match=r"no 'Items'.*BillingCurrency"):
+        collector.parse(fetched(pages))
+
+
+def test_items_not_a_list_is_a_parse_error(collector) -> None:
+    pages = bodies()
+    pages[0]["Items"] = {"unexpected": True}
+    with pytest.raises(ParseError, match="'Items' is not a list"):
+        collector.parse(fetched(pages))
+
+
+def test_empty_items_on_every_page_is_a_parse_error_not_an_empty_success(collector) -> None:
+    pages = bodies()
+    for page in pages:
+        page["Items"], page["Count"] = [], 0
+    with pytest.raises(ParseError, match="no price rows on any of the 3 page"):
+        collector.parse(fetched(pages))
+
+
+def test_only_unusable_rows_is_a_parse_error_with_the_reasons(collector) -> None:
+    pages = bodies()
+    for page in pages:
+        page["Items"] = [i for i in page["Items"] if "Windows" in i["productName"]]
+    with pytest.raises(ParseError, match=r"none is a Linux A100 offer .*Windows"):
+        collector.parse(fetched(pages))
+
+
+@pytest.mark.parametrize("field", ["retailPrice", "armRegionName", "type", "productName", "armSkuName"])
+def test_a_row_missing_a_needed_field_is_a_parse_error_naming_it(collector, field) -> None:
+    pages = bodies()
+    del pages[2]["Items"][0][field]
+    with pytest.raises(ParseError, match=f"no '{field}' field"):
+        collector.parse(fetched(pages))
+
+
+def test_reservation_without_term_is_a_parse_error(collector) -> None:
+    pages = bodies()
+    row = next(i for i in pages[2]["Items"] if i["type"] == "Reservation")
+    del row["reservationTerm"]
+    with pytest.raises(ParseError, match="reservationTerm"):
+        collector.parse(fetched(pages))
+
+
+def test_non_numeric_price_and_non_json_body_are_parse_errors(collector) -> None:
+    pages = bodies()
+    pages[0]["Items"][0]["retailPrice"] = "3.673"
+    with pytest.raises(ParseError, match="not a number"):
+        collector.parse(fetched(pages))
+    with pytest.raises(ParseError, match="not JSON"):
+        collector.parse(fetched_of(RawResponse(url=URLS[0], fetched_at=OBSERVED, body=b"<html>busy</html>")))
+
+
+def test_fixture_pages_have_the_real_envelope_and_item_fields() -> None:
+    fields = [
+        "currencyCode",
+        "tierMinimumUnits",
+        "retailPrice",
+        "unitPrice",
+        "armRegionName",
+        "location",
+        "effectiveStartDate",
+        "meterId",
+        "meterName",
+        "productId",
+        "skuId",
+        "productName",
+        "skuName",
+        "serviceName",
+        "serviceId",
+        "serviceFamily",
+        "unitOfMeasure",
+        "type",
+        "isPrimaryMeterRegion",
+        "armSkuName",
+    ]
+    pages = bodies()
+    for n, page in enumerate(pages):
+        assert list(page) == [
+            "BillingCurrency",
+            "CustomerEntityId",
+            "CustomerEntityType",
+            "Items",
+            "NextPageLink",
+            "Count",
+        ]
+        assert page["Count"] == len(page["Items"])
+        assert page["NextPageLink"] == (URLS[n + 1] if n < 2 else None)
+        for item in page["Items"]:
+            expected = [*fields[:2], "reservationTerm", *fields[2:]] if item["type"] == "Reservation" else fields
+            assert list(item) == expected
+    for link in URLS[1:]:
+        assert link.startswith("https://prices.azure.com:443/api/retail/prices?$filter=serviceName%20eq%20")
+    assert URLS[1].endswith("&$skip=100") and URLS[2].endswith("&$skip=200")
+
+
+def test_filter_names_every_sku_exactly_and_stays_small() -> None:
+    odata = odata_filter()
+    for sku in HARDWARE:
+        assert f"armSkuName eq '{sku}'" in odata
+    assert odata.startswith("serviceName eq 'Virtual Machines' and (")
+    assert odata.count(" eq ") <= 15  # the service refuses filters of about 20 comparisons
+    assert "armRegionName eq 'westus3'" in odata_filter("westus3")
+    assert "armRegionName eq 'a''b'" in odata_filter("a'b")  # OData string literal quoting
+
+
+def test_collector_declares_one_daily_scope_with_all_pricings(collector) -> None:
+    assert collector.name == "azure"
+    assert [s.name for s in collector.scopes] == ["all"]
+    assert collector.scope("all").pricings == {OD, SPOT, R1, R3}
+    assert collector.scope("all").default_interval_minutes == 24 * 60
+    assert collector.source_urls == ("https://prices.azure.com/api/retail/prices",)
+
+
+def test_duplicate_with_the_same_start_date_keeps_the_first_read_and_says_so(collector) -> None:
+    pages = bodies()
+    older = next(i for i in pages[1]["Items"] if i["retailPrice"] == 3.611254)
+    older["effectiveStartDate"] = "2024-06-01T00:00:00Z"  # now as recent as the page-3 row
+    spot = next(q for q in collector.parse(fetched(pages)) if (q.sku, q.region, q.pricing) == (NDM, "eastus2", SPOT))
+    assert spot.price == 3.611254
+    assert "same start date" in spot.notes and "14.4188" in spot.notes
