@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.responses import Response
 
+from api.answer_cache import AnswerCache
 from api.errors import install_error_handlers
 from api.routes import cheapest, offers, providers
 from api.routes.deps import json_response
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(AnswerCache, owner=app)
     for module in (cheapest, offers, providers):
         app.include_router(module.router)
 

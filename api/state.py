@@ -37,6 +37,8 @@ class AppState:
         self._current: CurrentOffers | None = None
         self._version = -1
         self._answers: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        # Answers by raw request (path, query string), served before routing by AnswerCache.
+        self._raw: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()
 
     def _fresh(self, now: datetime) -> bool:
         if self._current is None or self._version != self.store.version:
@@ -52,6 +54,7 @@ class AppState:
                 self._current = current_offers(self.store.cursor(), now)
                 self._version = version
                 self._answers.clear()
+                self._raw.clear()
             assert self._current is not None
             return self._current
 
@@ -70,3 +73,19 @@ class AppState:
                 if len(self._answers) > CACHE_ENTRIES:
                     self._answers.popitem(last=False)
         return body
+
+    def remember_raw(self, path: str, query: bytes, body: bytes) -> None:
+        """Keep a successful answer under the exact request that produced it."""
+        with self._lock:
+            if self._fresh(self.clock()):
+                self._raw[(path, query)] = body
+                if len(self._raw) > CACHE_ENTRIES:
+                    self._raw.popitem(last=False)
+
+    def lookup_raw(self, path: str, query: bytes) -> bytes | None:
+        """The answer given to this exact request before, if the data has not changed since."""
+        now = self.clock()
+        with self._lock:
+            if not self._fresh(now):
+                return None
+            return self._raw.get((path, query))

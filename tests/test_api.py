@@ -91,6 +91,8 @@ def test_cheapest_filters(client: TestClient) -> None:
 def test_answers_follow_new_runs(client: TestClient, seeded: PriceStore) -> None:
     before = client.get("/cheapest?mem=60&hours=200&provider=aws&pricing=on_demand").json()
     assert before["options"][0]["price"] == 21.957642
+    again = client.get("/cheapest?mem=60&hours=200&provider=aws&pricing=on_demand")
+    assert again.headers["x-gpuprice-cache"] == "hit" and again.json() == before
     seeded.record_run(make_run("aws", [make_quote(price=20.0), make_quote(pricing=Pricing.SPOT, price=8.0)]))
     after = client.get("/cheapest?mem=60&hours=200&provider=aws&pricing=on_demand").json()
     assert after["options"][0]["price"] == 20.0

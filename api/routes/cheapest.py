@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.answers import cheapest_answer
@@ -13,11 +13,13 @@ router = APIRouter(tags=["cheapest"])
 
 
 @router.get("/cheapest")
-async def cheapest(params: Annotated[CheapestParams, Query()], state: State) -> Response:
+async def cheapest(request: Request, params: Annotated[CheapestParams, Query()], state: State) -> Response:
     """Ranked cheapest viable options for `mem` GB of GPU memory over `hours` of wall-clock time.
 
     An option is viable when `gpu_count × gpu_memory_gb ≥ mem` (per GPU with `single_gpu`). Each
     shows `billed_hours` and `total_cny` (billing rule per provider; monthly = ceil(hours/730)
     months; reserved = the whole term), sorted by total, then ¥/GB·h. Stale and sold-out offers
     are left out unless `include_stale` / `include_unavailable`; `interruptible=false` drops spot."""
-    return json_response(cheapest_answer(state, params))
+    body = cheapest_answer(state, params)
+    state.remember_raw(request.url.path, request.scope["query_string"], body)
+    return json_response(body)
