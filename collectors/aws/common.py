@@ -1,0 +1,50 @@
+"""What the AWS modules share: the A100 instance types, the billing rule, and how a quote is made."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pricedb.gpus import identify
+from pricedb.models import Pricing, Quote, Unit
+
+PROVIDER = "aws"
+
+# Instance type -> GPUs per instance. p4d = 8 x A100 40GB SXM4; p4de = 8 x A100 80GB SXM4 (AWS's own
+# DescribeInstanceTypes misreports p4de's memory; the GPU table in pricedb.gpus knows better).
+A100_INSTANCE_TYPES: dict[str, int] = {"p4d.24xlarge": 8, "p4de.24xlarge": 8}
+
+# Linux instances are billed per second with a 60-second minimum (on-demand, spot and reserved alike).
+BILLING_INCREMENT_S = 1
+BILLING_MINIMUM_S = 60
+
+
+def make_quote(
+    *,
+    region: str,
+    sku: str,
+    pricing: Pricing,
+    price: float,
+    source_url: str,
+    observed_at: datetime,
+    notes: str | None = None,
+) -> Quote:
+    gpu = identify(sku)
+    return Quote(
+        provider=PROVIDER,
+        region=region,
+        sku=sku,
+        gpu_model=gpu.model,
+        gpu_memory_gb=gpu.memory_gb,
+        gpu_count=A100_INSTANCE_TYPES[sku],
+        form_factor=gpu.form_factor,
+        interconnect=gpu.interconnect,
+        pricing=pricing,
+        price=price,
+        currency="USD",
+        unit=Unit.HOUR,
+        billing_increment_s=BILLING_INCREMENT_S,
+        billing_minimum_s=BILLING_MINIMUM_S,
+        source_url=source_url,
+        observed_at=observed_at,
+        notes=notes,
+    )
