@@ -255,6 +255,15 @@ def test_every_region_failing_fails_a_spot_run(settings: Settings, keys: None) -
 
 
 @respx.mock
+def test_a_region_answering_no_prices_at_all_is_noted(settings: Settings, keys: None) -> None:
+    empty = re.sub(rb"<item>.*</item>", b"", page("us-west-2", 1), flags=re.DOTALL)
+    respx.post(EAST).mock(return_value=httpx.Response(200, content=empty, headers=XML))
+    fetched = run(_fetch(east_only(settings)))
+    assert fetched.notes == ["DescribeSpotPriceHistory returned no spot prices for us-east-1"]
+    assert AwsCollector(settings).parse(fetched) == []
+
+
+@respx.mock
 def test_a_repeating_next_token_stops_with_an_error(settings: Settings, keys: None) -> None:
     respx.post(EAST).mock(return_value=httpx.Response(200, content=page("us-east-1", 1), headers=XML))
     with pytest.raises(FetchError, match="nextToken repeats"):

@@ -91,7 +91,7 @@ class KeepA100Lines:
 
     def __call__(self, line: bytes) -> bool:
         if self._in_body:
-            return any(needle in line for needle in _EXACT_NEEDLES)
+            return NEEDLE in line and any(needle in line for needle in _EXACT_NEEDLES)
         self._leading += 1
         if line.startswith(b'"SKU",') or line.startswith(b"SKU,") or self._leading >= _MAX_LEADING_LINES:
             self._in_body = True
@@ -223,20 +223,24 @@ def _read_leading_lines(handle: BinaryIO, url: str) -> tuple[str | None, list[st
 
 
 def _candidate_lines(handle: BinaryIO, url: str) -> Iterator[bytes]:
-    """The remaining lines that contain NEEDLE, found with bytes.find over large blocks, so the
-    vast majority of the file is never split into lines, decoded or parsed."""
-    pending = b""
-    while block := handle.read(_BLOCK):
-        data = pending + block if pending else block
-        cut = data.rfind(b"\n") + 1
-        pos = data.find(NEEDLE, 0, cut)
+    """The remaining lines that contain NEEDLE, found with bytearray.find over large blocks read
+    into one reused buffer, so the vast majority of the file is never copied, split into lines,
+    decoded or parsed (and fresh 4 MiB allocations do not page-fault on every block)."""
+    buffer = bytearray(_BLOCK + _MAX_ROW)
+    view = memoryview(buffer)
+    kept = 0  # bytes of an unfinished line carried over at the front of the buffer
+    while read := handle.readinto(view[kept : kept + _BLOCK]):
+        filled = kept + read
+        cut = buffer.rfind(b"\n", 0, filled) + 1
+        pos = buffer.find(NEEDLE, 0, cut)
         while pos != -1:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos, cut)
-            yield data[start:end].rstrip(b"\r")
-            pos = data.find(NEEDLE, end + 1, cut)
-        pending = data[cut:]
-        if len(pending) > _MAX_ROW:
+            start = buffer.rfind(b"\n", 0, pos) + 1
+            end = buffer.find(b"\n", pos, cut)
+            yield bytes(view[start:end]).rstrip(b"\r")
+            pos = buffer.find(NEEDLE, end + 1, cut)
+        kept = filled - cut
+        if kept > _MAX_ROW:
             raise ParseError(f"{url}: a line longer than {_MAX_ROW} bytes; this is not a price list")
-    if NEEDLE in pending:
-        yield pending.rstrip(b"\r")
+        buffer[:kept] = bytes(view[cut:filled])
+    if buffer.find(NEEDLE, 0, kept) != -1:
+        yield bytes(view[:kept]).rstrip(b"\r")

@@ -87,6 +87,8 @@ class AwsCollector(Collector):
                 raise result
             else:
                 fetched.responses.extend(result)
+                if not any(spot.item_count(raw) for raw in result):
+                    fetched.notes.append(f"DescribeSpotPriceHistory returned no spot prices for {region}")
         if failures and len(failures) == len(regions):
             first = failures[0][1]
             if alone:

@@ -175,6 +175,11 @@ async def fetch_region(http: Http, region: str, credentials: ReadOnlyCredentials
     raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: more than {MAX_PAGES} pages")
 
 
+def item_count(raw: RawResponse) -> int:
+    """How many prices (any instance type or product) one page holds."""
+    return len(_items(raw))
+
+
 def next_token(raw: RawResponse) -> str | None:
     root = _root(raw)
     for child in root:
