@@ -19,6 +19,15 @@ class GpuSpec:
     form_factor: str | None = None  # "SXM4", "SXM5", "PCIe"
     interconnect: str | None = None  # "NVLink", "PCIe"
 
+    def quote_fields(self) -> dict[str, object]:
+        """The GPU fields of a Quote: `Quote(**spec.quote_fields(), gpu_count=…, …)`."""
+        return {
+            "gpu_model": self.model,
+            "gpu_memory_gb": self.memory_gb,
+            "form_factor": self.form_factor,
+            "interconnect": self.interconnect,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class GpuModelFacts:

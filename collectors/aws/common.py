@@ -28,16 +28,12 @@ def make_quote(
     observed_at: datetime,
     notes: str | None = None,
 ) -> Quote:
-    gpu = identify(sku)
     return Quote(
         provider=PROVIDER,
         region=region,
         sku=sku,
-        gpu_model=gpu.model,
-        gpu_memory_gb=gpu.memory_gb,
+        **identify(sku).quote_fields(),
         gpu_count=A100_INSTANCE_TYPES[sku],
-        form_factor=gpu.form_factor,
-        interconnect=gpu.interconnect,
         pricing=pricing,
         price=price,
         currency="USD",
