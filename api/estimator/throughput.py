@@ -1,0 +1,139 @@
+"""Inference throughput from memory bandwidth, and what a million tokens costs.
+
+Decoding is memory-bandwidth bound: each step reads the weights once and every sequence's KV cache,
+and yields one token per sequence. So one step takes
+
+    step time = max(bytes per step / (bandwidth × efficiency × tensor-parallel GPUs),  layers × t_layer)
+
+and tokens/s = batch / step time. The second term is the floor eager HF `generate` cannot go below
+(Python and kernel launches, ~0.75 ms per layer on A100); vLLM's CUDA graphs remove it. This is an
+estimate — a roofline scaled by measured factors — not a benchmark; the answer carries every input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .errors import EstimatorError
+from .estimate import decode_step
+from .models import Engine, Estimate, EstimateQuery
+
+# Peak HBM bandwidth in GB/s (10^9 bytes/s), NVIDIA A100 datasheet.
+A100_BANDWIDTH_GB_S = {
+    (40.0, "SXM4"): 1555.0,
+    (40.0, "PCIe"): 1555.0,
+    (80.0, "SXM4"): 2039.0,
+    (80.0, "PCIe"): 1935.0,
+}
+
+# Fitted to QwenLM/Qwen README "Inference Performance" (A100-SXM4-80G, batch 1, 2048 generated tokens):
+# HF bf16 Qwen-1.8B/7B/14B run at ~0.75 ms per layer per token whatever their size (launch-bound),
+# Qwen-72B bf16 on 2 GPUs at 0.6 of the bandwidth roofline; HF int8/int4 (AutoGPTQ kernels) at ~0.3
+# of it at 72B; vLLM bf16 Qwen-72B on 2 GPUs (tensor parallel) at 0.62.
+EFFICIENCY = {"vllm": 0.6, "hf": 0.6, "hf_quantized": 0.3}
+HF_SECONDS_PER_LAYER = 0.75e-3
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Estimated decoding throughput and the inputs it came from."""
+
+    tokens_per_s: float  # all sequences together
+    tokens_per_s_per_sequence: float
+    batch: int
+    context: int
+    gpu_count: int
+    bandwidth_gb_s: float  # peak, per GPU (10^9 bytes/s)
+    efficiency: float  # share of peak bandwidth achieved
+    effective_bandwidth_gb_s: float  # what a step's bytes are divided by
+    weights_bytes_per_step: float
+    kv_bytes_per_step: float
+    bytes_per_token: float  # bytes read per generated token
+    step_seconds: float
+    bound: str  # "memory bandwidth" or "per-layer launch overhead"
+    parallelism: str
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def gpu_bandwidth_gb_s(gpu_memory_gb: float, form_factor: str | None = None) -> float:
+    """A100 peak memory bandwidth for a card size and form factor (`SXM4`/`PCIe`). An 80 GiB card
+    of unknown form factor is taken as PCIe (the slower, 1,935 GB/s)."""
+    size = 80.0 if gpu_memory_gb >= 60 else 40.0
+    ff = "SXM4" if form_factor and form_factor.upper().startswith("SXM") else "PCIe"
+    return A100_BANDWIDTH_GB_S[(size, ff)]
+
+
+def decode_throughput(
+    estimate_or_query: Estimate | EstimateQuery,
+    *,
+    gpu_memory_gb: float,
+    gpu_count: int = 1,
+    form_factor: str | None = None,
+    interconnect: str | None = None,
+    bandwidth_gb_s: float | None = None,
+    efficiency: float | None = None,
+) -> Throughput:
+    """Decoding tokens/s of an inference query on `gpu_count` A100s of `gpu_memory_gb`.
+    engine=vllm splits each step over the GPUs (tensor parallel: bandwidths add up); engine=hf splits
+    layers and runs the GPUs one after another (no speed-up). Raises EstimatorError for training."""
+    query = estimate_or_query.query if isinstance(estimate_or_query, Estimate) else estimate_or_query
+    if query.workload.training:
+        raise EstimatorError("workload", "throughput is estimated for inference only")
+    if gpu_count < 1:
+        raise EstimatorError("gpus", f"gpu_count must be at least 1, got {gpu_count}")
+    step = decode_step(query)
+    bw = bandwidth_gb_s if bandwidth_gb_s is not None else gpu_bandwidth_gb_s(gpu_memory_gb, form_factor)
+    vllm = query.engine is Engine.VLLM
+    if efficiency is None:
+        key = "vllm" if vllm else ("hf_quantized" if query.precision.quantized else "hf")
+        efficiency = EFFICIENCY[key]
+    parallel = gpu_count if vllm else 1
+    effective = bw * efficiency * parallel
+    bandwidth_seconds = step.total_bytes / (effective * 1e9)
+    floor_seconds = 0.0 if vllm else step.layers * HF_SECONDS_PER_LAYER
+    step_seconds = max(bandwidth_seconds, floor_seconds)
+    bound = "memory bandwidth" if bandwidth_seconds >= floor_seconds else "per-layer launch overhead"
+    total = query.batch / step_seconds
+    notes = [
+        "Estimate, not a benchmark: decoding reads the weights once per step and each sequence's KV cache; "
+        "tokens/s = batch / max(bytes per step / (bandwidth × efficiency), layers × 0.75 ms for hf).",
+        f"KV cache read at its full length ({step.context} tokens per sequence); prefill time not included.",
+        f"Efficiency {efficiency:.2f} of peak bandwidth, fitted to the QwenLM/Qwen README speeds on A100.",
+    ]
+    if gpu_count > 1:
+        if vllm:
+            parallelism = f"tensor parallel over {gpu_count} GPUs"
+            if interconnect and interconnect.lower() == "pcie":
+                notes.append("PCIe-only machine: tensor-parallel scaling is weaker than over NVLink.")
+        else:
+            parallelism = f"layers split over {gpu_count} GPUs, run one after another (no speed-up)"
+    else:
+        parallelism = "1 GPU"
+    return Throughput(
+        tokens_per_s=total,
+        tokens_per_s_per_sequence=total / query.batch,
+        batch=query.batch,
+        context=step.context,
+        gpu_count=gpu_count,
+        bandwidth_gb_s=bw,
+        efficiency=efficiency,
+        effective_bandwidth_gb_s=effective,
+        weights_bytes_per_step=step.weights_bytes,
+        kv_bytes_per_step=step.kv_bytes,
+        bytes_per_token=step.bytes_per_token,
+        step_seconds=step_seconds,
+        bound=bound,
+        parallelism=parallelism,
+        notes=notes,
+    )
+
+
+def cny_per_million_tokens(cny_per_hour: float, tokens_per_s: float) -> float:
+    """¥ per million generated tokens for an instance costing `cny_per_hour` that decodes
+    `tokens_per_s` (all sequences together). inf when it decodes nothing."""
+    if tokens_per_s <= 0:
+        return float("inf")
+    return cny_per_hour / (tokens_per_s * 3600) * 1e6
