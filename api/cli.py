@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -100,6 +101,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.app import create_app
 
     settings = _settings(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     host, port = args.host or settings.host, args.port or settings.port
     console.print(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
     if settings.offline:
