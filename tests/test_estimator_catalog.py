@@ -10,12 +10,12 @@ import pytest
 from api.estimator import UnknownModel, all_models, closest_by_params, lookup, suggest
 from api.estimator.formulas import count_params, kv_bytes_per_token
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models.json"
+# A copy of the project's reference architecture facts (shared/reference/models.json), kept in the
+# repository so the check runs wherever the suite runs.
+REFERENCE = Path(__file__).resolve().parent / "data" / "models_reference.json"
 
 
 def _reference() -> dict:
-    if not REFERENCE.exists():
-        pytest.skip("shared/reference/models.json not available")
     data = json.loads(REFERENCE.read_text())
     data.pop("_meta")
     return data
