@@ -114,7 +114,7 @@ class AliyunCollector(Collector):
             calls.one(region, "DescribeAvailableResource", base + CHARGES[p][1], f"stock:{region}:{CHARGES[p][0]}")
             for p in pricings
         )
-        asks: list[tuple[str, list[tuple[str, str]], str]] = []
+        asks: list[tuple[list[tuple[str, str]], str]] = []
         none_for: list[str] = []
         for pricing, raw in zip(pricings, stocks, strict=True):
             listed = responses.stock(raw)
@@ -129,13 +129,13 @@ class AliyunCollector(Collector):
                 if pricing is Pricing.SPOT:  # spot prices differ by zone
                     for zone in sorted({z.zone for z in listed[sku]}):
                         label = f"price:{region}:{pricing.value}:{sku}:{zone}"
-                        asks.append((label, head + PRICE_PARAMS[pricing] + [("ZoneId", zone)], label))
+                        asks.append((head + PRICE_PARAMS[pricing] + [("ZoneId", zone)], label))
                 else:
                     label = f"price:{region}:{pricing.value}:{sku}"
-                    asks.append((label, head + PRICE_PARAMS[pricing], label))
+                    asks.append((head + PRICE_PARAMS[pricing], label))
         if none_for:
             notes.append(f"{region}: DescribeAvailableResource lists no A100 instance type ({', '.join(none_for)})")
-        prices = await _all(calls.one(region, "DescribePrice", params, label) for _, params, label in asks)
+        prices = await _all(calls.one(region, "DescribePrice", params, label) for params, label in asks)
         return [*stocks, *prices]
 
     def parse(self, fetched: Fetched) -> list[Quote]:
