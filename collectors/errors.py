@@ -16,7 +16,13 @@ class CollectorError(Exception):
 
 
 class FetchError(CollectorError):
-    pass
+    """`status` and `body` are the HTTP error answer, when there was one (`Http` fills them in), so a
+    collector can read a provider's error document whole instead of from the message's snippet."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
 
 
 class ParseError(CollectorError):

@@ -86,7 +86,11 @@ class Http:
 
         response = await with_retries(attempt, self.policy, self.sleep)
         if response.is_error:
-            raise FetchError(f"HTTP {response.status_code} from {response.request.url}: {_snippet(response.text)}")
+            raise FetchError(
+                f"HTTP {response.status_code} from {response.request.url}: {_snippet(response.text)}",
+                status=response.status_code,
+                body=response.text,
+            )
         return response
 
     async def fetch(self, method: str, url: str, *, label: str = "", **kwargs: Any) -> RawResponse:

@@ -3,6 +3,7 @@ listed here; tests/test_registry.py fails for any listed collector without fixtu
 
 from __future__ import annotations
 
+from collectors.aliyun import AliyunCollector
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
@@ -12,5 +13,6 @@ COLLECTORS: dict[str, type[Collector]] = {
     for collector in (
         AwsCollector,
         AzureCollector,
+        AliyunCollector,
     )
 }

@@ -64,6 +64,16 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
     aws_secret_access_key: SecretStr | None = None
     aws_profile: str | None = Field(default=None, validation_alias=AliasChoices("GPUPRICE_AWS_PROFILE", "AWS_PROFILE"))
+    aliyun_access_key_id: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_ALIYUN_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_ID")
+    )
+    aliyun_access_key_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GPUPRICE_ALIYUN_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
+    )
+    aliyun_security_token: SecretStr | None = Field(  # STS temporary credentials only
+        default=None, validation_alias=AliasChoices("GPUPRICE_ALIYUN_SECURITY_TOKEN", "ALIBABA_CLOUD_SECURITY_TOKEN")
+    )
 
     # API
     host: str = "127.0.0.1"

@@ -1,0 +1,222 @@
+"""Alibaba Cloud parsing: the recorded answers become exactly the offers they hold — GPU facts from
+DescribeInstanceTypes, TradePrice/OriginalPrice per pricing model, stock from DescribeAvailableResource
+(sold-out kept and marked), the cheapest spot zone with stock — and broken answers fail loudly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from collectors.aliyun import AliyunCollector
+from collectors.aliyun.collector import FIXTURE_NOTE
+from collectors.base import Fetched, RawResponse
+from collectors.errors import ParseError
+from collectors.http import Http, make_client
+from collectors.replay import Replay, ReplayTransport
+from collectors.sanity import check_quotes
+from pricedb.fx import FxTable
+from pricedb.models import Availability, Pricing, Quote, Unit
+from pricedb.settings import Settings
+from tests.conftest import FIXTURES, OBSERVED, fixture_bytes
+
+A100_80_1 = "ecs.gn7e-c16g1.4xlarge"
+# Every offer the fixtures hold: (region, sku, pricing) -> (price, list_price, availability).
+EXPECTED = {
+    ("cn-beijing", "ecs.gn7-c12g1.3xlarge", "on_demand"): (27.14, 27.14, "available"),
+    ("cn-beijing", "ecs.gn7-c13g1.26xlarge", "on_demand"): (217.12, 217.12, "sold_out"),
+    ("cn-beijing", A100_80_1, "on_demand"): (34.742, 34.742, "available"),
+    ("cn-beijing", "ecs.gn7e-c16g1.32xlarge", "on_demand"): (277.936, 277.936, "sold_out"),
+    ("cn-beijing", "ecs.gn7-c12g1.3xlarge", "monthly"): (11866.0, 13960.0, "available"),
+    ("cn-beijing", "ecs.gn7-c13g1.26xlarge", "monthly"): (94928.0, 111680.0, "available"),
+    ("cn-beijing", A100_80_1, "monthly"): (15198.0, 17880.0, "available"),
+    ("cn-beijing", "ecs.gn7e-c16g1.32xlarge", "monthly"): (121584.0, 143040.0, "available"),
+    ("cn-beijing", "ecs.gn7-c12g1.3xlarge", "spot"): (5.428, 27.14, "sold_out"),
+    ("cn-beijing", A100_80_1, "spot"): (6.948, 34.742, "available"),
+    ("cn-hangzhou", A100_80_1, "on_demand"): (34.742, 34.742, "available"),
+    ("cn-hangzhou", "ecs.gn7e-c16g1.8xlarge", "on_demand"): (69.484, 69.484, "available"),
+    ("cn-hangzhou", A100_80_1, "monthly"): (15198.0, 17880.0, "available"),
+    ("cn-hangzhou", "ecs.gn7e-c16g1.8xlarge", "monthly"): (30396.0, 35760.0, "available"),
+    ("cn-hangzhou", A100_80_1, "spot"): (6.601, 34.742, "available"),
+    ("cn-hangzhou", "ecs.gn7e-c16g1.8xlarge", "spot"): (13.897, 69.484, "available"),
+}
+GPUS = {
+    "ecs.gn7-c12g1.3xlarge": (1, 40.0),
+    "ecs.gn7-c13g1.26xlarge": (8, 40.0),
+    A100_80_1: (1, 80.0),
+    "ecs.gn7e-c16g1.8xlarge": (2, 80.0),
+    "ecs.gn7e-c16g1.32xlarge": (8, 80.0),
+}
+
+
+async def _fetch_offline(settings: Settings) -> Fetched:
+    collector = AliyunCollector(settings)
+    async with make_client(settings, ReplayTransport(Replay.load(FIXTURES, "aliyun"))) as client:
+        return await collector.fetch(Http(client, "aliyun", settings), collector.full_scope())
+
+
+@pytest.fixture
+def offline(settings: Settings) -> Settings:
+    return settings.model_copy(update={"offline": True})
+
+
+@pytest.fixture
+def fetched(offline: Settings) -> Fetched:
+    return asyncio.run(_fetch_offline(offline))
+
+
+def by_key(quotes: list[Quote]) -> dict[tuple[str, str, str], Quote]:
+    return {(q.region, q.sku, q.pricing.value): q for q in quotes}
+
+
+def test_the_fixtures_give_exactly_the_offers_they_hold(offline: Settings, fetched: Fetched) -> None:
+    quotes = by_key(AliyunCollector(offline).parse(fetched))
+    assert {k: (q.price, q.list_price, q.availability.value) for k, q in quotes.items()} == EXPECTED
+    for (_, sku, pricing), quote in quotes.items():
+        assert (quote.gpu_count, quote.gpu_memory_gb) == GPUS[sku]
+        assert (quote.gpu_model, quote.form_factor, quote.interconnect) == ("A100", "SXM4", "NVLink")
+        assert quote.currency == "CNY" and quote.tax_included is True
+        assert quote.unit is (Unit.MONTH if pricing == "monthly" else Unit.HOUR)
+        assert (quote.billing_increment_s, quote.billing_minimum_s) == (1, 0)
+        assert quote.notes and quote.notes.startswith(FIXTURE_NOTE)
+        assert quote.source_url.startswith(f"https://ecs.{quote.region}.aliyuncs.com/?RegionId={quote.region}&")
+    assert any("no A100 instance type" in note and "cn-shanghai" in note for note in fetched.notes)
+
+
+def test_live_quotes_do_not_claim_to_be_fixture_prices(settings: Settings, fetched: Fetched) -> None:
+    quotes = AliyunCollector(settings).parse(fetched)
+    assert quotes and not any(FIXTURE_NOTE in (q.notes or "") for q in quotes)
+
+
+def test_the_parsed_quotes_pass_the_sanity_checks(offline: Settings, fetched: Fetched, fx_table: FxTable) -> None:
+    quotes = AliyunCollector(offline).parse(fetched)
+    accepted, rejected = check_quotes(quotes, fx_table, offline)
+    assert not rejected and len(accepted) == len(EXPECTED)
+
+
+def test_notes_explain_the_price_and_the_stock(offline: Settings, fetched: Fetched) -> None:
+    quotes = by_key(AliyunCollector(offline).parse(fetched))
+    monthly = quotes[("cn-beijing", A100_80_1, "monthly")].notes or ""
+    assert "1-month subscription" in monthly and "包月实例 8.5 折" in monthly
+    assert "the order with the default system disk is 15212" in monthly
+    sold_out = quotes[("cn-beijing", "ecs.gn7e-c16g1.32xlarge", "on_demand")].notes or ""
+    assert "stock: cn-beijing-i WithoutStock" in sold_out
+    closed = quotes[("cn-hangzhou", A100_80_1, "on_demand")].notes or ""
+    assert "cn-hangzhou-j ClosedWithStock" in closed
+
+
+def test_spot_takes_the_cheapest_zone_with_stock(offline: Settings, fetched: Fetched) -> None:
+    quotes = by_key(AliyunCollector(offline).parse(fetched))
+    # cn-beijing-l asks 6.512 but has no spot stock; cn-beijing-i (6.948) does.
+    beijing = quotes[("cn-beijing", A100_80_1, "spot")]
+    assert beijing.price == 6.948 and "only zone with stock: cn-beijing-i" in (beijing.notes or "")
+    hangzhou = quotes[("cn-hangzhou", A100_80_1, "spot")]
+    assert hangzhou.price == 6.601 and "cheapest of 2 zones with stock: cn-hangzhou-j" in (hangzhou.notes or "")
+    nowhere = quotes[("cn-beijing", "ecs.gn7-c12g1.3xlarge", "spot")]
+    assert nowhere.availability is Availability.SOLD_OUT and "no zone has spot stock" in (nowhere.notes or "")
+    assert all(q.pricing.interruptible for q in quotes.values() if q.pricing is Pricing.SPOT)
+
+
+# ----- the GPU facts come from the answer, not from the name -------------------------------------
+def _with_types(fetched: Fetched, edit) -> Fetched:
+    responses = []
+    for raw in fetched.responses:
+        if raw.label.startswith("types:ecs.gn7:"):
+            document = json.loads(raw.body)
+            edit(document["InstanceTypes"]["InstanceType"])
+            raw = RawResponse(raw.url, raw.fetched_at, body=json.dumps(document).encode(), label=raw.label)
+        responses.append(raw)
+    return Fetched(responses)
+
+
+def test_gpu_count_and_memory_are_read_from_the_response(offline: Settings, fetched: Fetched) -> None:
+    def edit(items: list[dict]) -> None:
+        items[0].update(GPUAmount=2, GPUMemorySize=79.6)  # ecs.gn7-c12g1.3xlarge, reported as 2 x ~80 GiB
+
+    quotes = by_key(AliyunCollector(offline).parse(_with_types(fetched, edit)))
+    quote = quotes[("cn-beijing", "ecs.gn7-c12g1.3xlarge", "on_demand")]
+    assert (quote.gpu_count, quote.gpu_memory_gb) == (2, 80.0)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("GPUAmount", None, "GPUAmount"),
+        ("GPUMemorySize", "lots", "GPUMemorySize"),
+        ("GPUSpec", "NVIDIA V100", "GPUSpec"),
+    ],
+)
+def test_an_a100_type_without_usable_gpu_fields_is_a_parse_error(
+    offline: Settings, fetched: Fetched, field: str, value: object, message: str
+) -> None:
+    def edit(items: list[dict]) -> None:
+        items[0][field] = value
+
+    with pytest.raises(ParseError, match=message):
+        AliyunCollector(offline).parse(_with_types(fetched, edit))
+
+
+# ----- broken answers ----------------------------------------------------------------------------
+def raw(name: str, label: str) -> RawResponse:
+    return RawResponse(
+        "https://ecs.cn-beijing.aliyuncs.com/?x", OBSERVED, body=fixture_bytes("aliyun", name), label=label
+    )
+
+
+def body(document: object, label: str) -> RawResponse:
+    return RawResponse(
+        "https://ecs.cn-beijing.aliyuncs.com/?x", OBSERVED, body=json.dumps(document).encode(), label=label
+    )
+
+
+TYPES = [raw("instance_types_gn7.json", "types:ecs.gn7:1"), raw("instance_types_gn7e_page1.json", "types:ecs.gn7e:1")]
+
+
+def test_a_price_without_instance_detail_uses_the_order_total(offline: Settings) -> None:
+    document = json.loads(fixture_bytes("aliyun", "price_cn-beijing_hour_gn7e-c16g1.4xlarge.json"))
+    del document["PriceInfo"]["Price"]["DetailInfos"]
+    quotes = AliyunCollector(offline).parse(
+        Fetched([*TYPES, body(document, f"price:cn-beijing:on_demand:{A100_80_1}")])
+    )
+    assert quotes[0].price == 34.784 and "whole order" in (quotes[0].notes or "")
+    assert quotes[0].availability is Availability.UNKNOWN  # no stock answer was read
+
+
+@pytest.mark.parametrize(
+    ("document", "label", "message"),
+    [
+        ({"RequestId": "x"}, f"price:cn-beijing:on_demand:{A100_80_1}", "PriceInfo.Price"),
+        (
+            {"RequestId": "x", "PriceInfo": {"Price": {"TradePrice": 1.0}}},
+            f"price:cn-beijing:on_demand:{A100_80_1}",
+            "Currency",
+        ),
+        (
+            {"RequestId": "x", "Code": "Throttling.User", "Message": "slow down"},
+            "stock:cn-beijing:PostPaid",
+            "Throttling.User",
+        ),
+        ({"RequestId": "x"}, "stock:cn-beijing:PostPaid", "AvailableZones"),
+        ({"RequestId": "x", "NextToken": ""}, "types:ecs.gn7:1", "InstanceTypes.InstanceType"),
+        ({"RequestId": "x"}, "mystery", "unexpected response label"),
+    ],
+)
+def test_answers_in_an_unknown_shape_are_parse_errors(offline: Settings, document, label: str, message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        AliyunCollector(offline).parse(Fetched([*TYPES, body(document, label)]))
+
+
+def test_an_unknown_stock_status_is_a_parse_error(offline: Settings) -> None:
+    document = json.loads(fixture_bytes("aliyun", "stock_cn-beijing_postpaid.json"))
+    document["AvailableZones"]["AvailableZone"][0]["AvailableResources"]["AvailableResource"][0]["SupportedResources"][
+        "SupportedResource"
+    ][0]["StatusCategory"] = "Maybe"
+    with pytest.raises(ParseError, match="unknown status 'Maybe'"):
+        AliyunCollector(offline).parse(Fetched([*TYPES, body(document, "stock:cn-beijing:PostPaid")]))
+
+
+def test_a_price_for_an_undescribed_type_is_a_parse_error(offline: Settings) -> None:
+    price = raw("price_cn-beijing_hour_gn7e-c16g1.32xlarge.json", "price:cn-beijing:on_demand:ecs.gn7e-c16g1.32xlarge")
+    with pytest.raises(ParseError, match="did not describe"):
+        AliyunCollector(offline).parse(Fetched([*TYPES, price]))  # page 2 (16xlarge, 32xlarge) is missing
