@@ -64,6 +64,12 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
     aws_secret_access_key: SecretStr | None = None
     aws_profile: str | None = Field(default=None, validation_alias=AliasChoices("GPUPRICE_AWS_PROFILE", "AWS_PROFILE"))
+    tencent_secret_id: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_TENCENT_SECRET_ID", "TENCENTCLOUD_SECRET_ID")
+    )
+    tencent_secret_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_TENCENT_SECRET_KEY", "TENCENTCLOUD_SECRET_KEY")
+    )
 
     # API
     host: str = "127.0.0.1"
