@@ -7,6 +7,7 @@ from collectors.aliyun import AliyunCollector
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
+from collectors.tencent import TencentCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
@@ -14,5 +15,6 @@ COLLECTORS: dict[str, type[Collector]] = {
         AwsCollector,
         AzureCollector,
         AliyunCollector,
+        TencentCollector,
     )
 }

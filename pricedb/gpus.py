@@ -66,6 +66,7 @@ _RULES: list[tuple[str, GpuSpec]] = [
     (r"^a2-(high|mega)gpu-", A100_40_SXM),
     (r"^bm\.gpu\.a100-v2\.", A100_80_SXM),
     (r"^bm\.gpu4\.", A100_40_SXM),
+    (r"^gt4\.", A100_40_SXM),  # Tencent Cloud GT4: A100 NVLink 40GB
     # Card names that say the memory and the form factor.
     (r"a100[-_ ]?sxm4?[-_ ]?80\s*g", A100_80_SXM),
     (r"a100[-_ ]?80\s*g(b)?[-_ ]?sxm", A100_80_SXM),

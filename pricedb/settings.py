@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     aliyun_security_token: SecretStr | None = Field(  # STS temporary credentials only
         default=None, validation_alias=AliasChoices("GPUPRICE_ALIYUN_SECURITY_TOKEN", "ALIBABA_CLOUD_SECURITY_TOKEN")
     )
+    tencent_secret_id: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_TENCENT_SECRET_ID", "TENCENTCLOUD_SECRET_ID")
+    )
+    tencent_secret_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_TENCENT_SECRET_KEY", "TENCENTCLOUD_SECRET_KEY")
+    )
 
     # API
     host: str = "127.0.0.1"
