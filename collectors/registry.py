@@ -7,6 +7,7 @@ from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
 from collectors.e2e import E2eCollector
+from collectors.manual import ManualCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
@@ -14,5 +15,6 @@ COLLECTORS: dict[str, type[Collector]] = {
         AwsCollector,
         AzureCollector,
         E2eCollector,
+        ManualCollector,
     )
 }

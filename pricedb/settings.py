@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
     aws_secret_access_key: SecretStr | None = None
     aws_profile: str | None = Field(default=None, validation_alias=AliasChoices("GPUPRICE_AWS_PROFILE", "AWS_PROFILE"))
+    # The manual quotes sheet (collectors.manual), like a credential: without the file the
+    # `manual` run is skipped, not failed. Relative paths are read from the working directory.
+    manual_sheet: Path = Path("manual_quotes.csv")
 
     # API
     host: str = "127.0.0.1"
