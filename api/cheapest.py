@@ -5,7 +5,7 @@ when one GPU holds it all). Its cost for `hours` of wall-clock time follows its 
 
 - on_demand, spot: the provider's billing rule (increment and minimum charge) gives the billed
   hours; stepped prices (cheaper after N hours) are applied segment by segment;
-- monthly: ceil(hours / 730) months;
+- monthly: ceil(hours / 730) months (a package priced per fixed term, e.g. 30 days: whole terms);
 - reserved_*: the whole term is paid, however short the job.
 
 Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand.
@@ -61,10 +61,14 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
         return None
     pricing = Pricing(offer.pricing)
     if pricing is Pricing.MONTHLY:
-        months = math.ceil(round(hours / settings.hours_per_month, 9))
-        billed = months * settings.hours_per_month
+        # A package sold per fixed term (E2E's 30-day plan: unit "term", 720 h) is bought in whole
+        # terms of its own length; a price per month in whole months of 730 h (CONTRACT §3).
+        period = offer.term_hours if Unit(offer.unit) is Unit.TERM and offer.term_hours else settings.hours_per_month
+        months = math.ceil(round(hours / period, 9))
+        billed = months * period
         total = offer.cny_per_hour * billed
-        return JobCost(billed, total, f"{months} month(s) × ¥{offer.cny_per_hour * settings.hours_per_month:.2f}")
+        name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
+        return JobCost(billed, total, f"{months} {name} × ¥{offer.cny_per_hour * period:.2f}")
     if pricing.is_reserved:
         term = term_hours_of(pricing, offer.term_hours, settings)
         assert term is not None

@@ -20,7 +20,7 @@ EXTRA_PROVIDERS = ("manual",)
 
 
 def known_providers() -> list[str]:
-    return [*COLLECTORS, *EXTRA_PROVIDERS]
+    return list(dict.fromkeys([*COLLECTORS, *EXTRA_PROVIDERS]))  # `manual` is now a collector too
 
 
 def _bool_field(value: Any) -> Any:

@@ -88,6 +88,9 @@ class Collector(ABC):
     # The billing rule, recorded with every quote: per-second, per-minute or per-hour rounding.
     billing_increment_s: ClassVar[int] = 1
     billing_minimum_s: ClassVar[int] = 0
+    # A collector that reads a local file instead of URLs (the manual quotes sheet) names the
+    # setting that points at it here; its `source_urls` may then be empty.
+    local_source: ClassVar[str | None] = None
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -110,3 +113,10 @@ class Collector(ABC):
     @abstractmethod
     def parse(self, fetched: Fetched) -> list[Quote]:
         """Turn the bodies into quotes. Pure: no I/O beyond reading `fetched`."""
+
+    def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
+        """The quotes, and the records the source holds but `parse` refused, each as
+        `{"offer": where, "reason": why}` (the runner stores them with the run's rejections).
+        Sources whose records are typed by hand (the manual sheet) refuse bad rows and keep the
+        rest; every other source is all or nothing, so by default nothing is refused."""
+        return self.parse(fetched), []

@@ -7,6 +7,8 @@ from collectors.aliyun import AliyunCollector
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
+from collectors.e2e import E2eCollector
+from collectors.manual import ManualCollector
 from collectors.tencent import TencentCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
@@ -16,5 +18,7 @@ COLLECTORS: dict[str, type[Collector]] = {
         AzureCollector,
         AliyunCollector,
         TencentCollector,
+        E2eCollector,
+        ManualCollector,
     )
 }

@@ -96,6 +96,15 @@ async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no
     return summary
 
 
+def _refused_notes(refused: list[dict[str, str]], limit: int = 20) -> list[str]:
+    """Records a source refused (a hand-typed sheet's bad rows) are for people to fix: they go in
+    the run's notes, shown by `gpuprice collect` and /providers, as well as its rejections."""
+    notes = [f"refused {r['offer']}: {r['reason']}" for r in refused[:limit]]
+    if len(refused) > limit:
+        notes.append(f"… and {len(refused) - limit} more refused (all are in the run's rejections)")
+    return notes
+
+
 def _stored_on_demand(store: PriceStore, provider: str) -> dict[tuple[str, str, str], float]:
     rows = (
         store.cursor()
@@ -128,15 +137,17 @@ async def run_provider(
             for pricing, why in fetched.not_covered.items():
                 pricings.discard(pricing)
                 notes.append(f"{pricing.value} not collected: {why}")
-            parsed = await asyncio.to_thread(collector.parse, fetched)
+            parsed, refused = await asyncio.to_thread(collector.parse_report, fetched)
             parsed = [q for q in parsed if q.pricing in pricings]
+            rejected = list(refused)
+            notes.extend(_refused_notes(refused))
             if not parsed:
                 raise ParseError("the source answered but no quotes were found in it")
             stored_on_demand = await asyncio.to_thread(_stored_on_demand, store, name)
             quotes, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
-            rejected = [r.as_record() for r in rejections]
+            rejected += [r.as_record() for r in rejections]
             if not quotes:
-                raise ImplausibleData(f"all {len(parsed)} quotes were rejected; first: {rejected[0]['reason']}")
+                raise ImplausibleData(f"all {len(parsed)} quotes were rejected; first: {rejections[0].reason}")
         except MissingCredentials as exc:
             status, error, quotes = RunStatus.SKIPPED, str(exc), []
         except CollectorError as exc:

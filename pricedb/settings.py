@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     tencent_secret_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GPUPRICE_TENCENT_SECRET_KEY", "TENCENTCLOUD_SECRET_KEY")
     )
+    # The manual quotes sheet (collectors.manual), like a credential: without the file the
+    # `manual` run is skipped, not failed. Relative paths are read from the working directory.
+    manual_sheet: Path = Path("manual_quotes.csv")
 
     # API
     host: str = "127.0.0.1"

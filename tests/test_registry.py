@@ -52,7 +52,7 @@ def test_collector_contract(name: str) -> None:
     collector = COLLECTORS[name]
     module = inspect.getmodule(collector)
     assert module is not None and module.__doc__ and "http" in module.__doc__, f"{name}: document the sources"
-    assert collector.title and collector.source_urls
+    assert collector.title and (collector.source_urls or collector.local_source), f"{name}: name its source"
     assert all(url.startswith("https://") for url in collector.source_urls)
     assert collector.pricings and collector.pricings <= set(Pricing)
     covered = set().union(*(scope.pricings for scope in collector.scopes))

@@ -1,0 +1,231 @@
+"""Reading the manual quotes sheet: one CSV row per offer, checked field by field.
+
+A row that cannot be a quote is refused with its file, line and reason, and the other rows still
+load; only a sheet-level problem (no header, a missing or unknown column) or a sheet with no good
+row at all fails the run. Lines whose first cell starts with `#` are comments; blank lines are
+skipped. The file may start with a UTF-8 byte-order mark (spreadsheets write one).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from pydantic import ValidationError
+
+from collectors.base import RawResponse
+from collectors.errors import ParseError
+from pricedb.gpus import MODEL_FACTS, GpuSpec, UnknownGpu, identify
+from pricedb.models import Availability, Pricing, Quote, Unit
+
+REQUIRED = (
+    "provider",
+    "region",
+    "sku",
+    "gpu_model",
+    "gpu_memory_gb",
+    "gpu_count",
+    "pricing",
+    "price",
+    "currency",
+    "unit",
+    "source_url",
+    "date_seen",
+)
+OPTIONAL = ("term_hours", "availability", "tax_included", "notes", "billing_increment_s", "billing_minimum_s")
+COLUMNS = REQUIRED + OPTIONAL
+
+_SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:\S+$", re.I)
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_NAMED_MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*g(?:i?b)?\b", re.I)
+_MODEL_WORD = re.compile(r"\b(" + "|".join(MODEL_FACTS) + r")\b", re.I)
+_TRUE, _FALSE = {"true", "yes", "y", "1"}, {"false", "no", "n", "0"}
+
+
+class BadRow(ValueError):
+    """Why one row cannot be a quote."""
+
+
+@dataclass(frozen=True)
+class SheetResult:
+    quotes: list[Quote]
+    refused: list[dict[str, str]]  # {"offer": "<file>:<line>", "reason": ...}
+    rows: int  # data rows read (comments and blank lines not counted)
+
+
+def _number(row: dict[str, str], name: str, *, integer: bool = False, positive: bool = True) -> float:
+    text = row[name].replace(",", "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadRow(f"{name} {row[name]!r} is not a number") from None
+    if integer and value != int(value):
+        raise BadRow(f"{name} {row[name]!r} is not a whole number")
+    if positive and value <= 0:
+        raise BadRow(f"{name} must be greater than 0, not {row[name]!r}")
+    if not positive and value < 0:
+        raise BadRow(f"{name} must not be negative, not {row[name]!r}")
+    return value
+
+
+def _choice(text: str, allowed: list[str], name: str) -> str:
+    value = re.sub(r"[\s-]+", "_", text.strip().lower())
+    if value not in allowed:
+        raise BadRow(f"{name} {text!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _gpu(row: dict[str, str], memory: float) -> GpuSpec:
+    name = row["gpu_model"].strip()
+    try:
+        spec = identify(name)
+    except UnknownGpu:
+        word = _MODEL_WORD.search(name)
+        if word is None:
+            raise BadRow(f"gpu_model {name!r} is not a known GPU ({', '.join(MODEL_FACTS)})") from None
+        spec = GpuSpec(word.group(1).upper(), memory)
+    named = _NAMED_MEMORY.search(name)
+    if named is not None and float(named.group(1)) != memory:
+        raise BadRow(f"gpu_model {name!r} says {named.group(1)} GB but gpu_memory_gb is {row['gpu_memory_gb']}")
+    return GpuSpec(spec.model, memory, spec.form_factor, spec.interconnect)
+
+
+def _date_seen(text: str, now: datetime) -> datetime:
+    text = text.strip()
+    try:
+        seen = (
+            datetime.combine(date.fromisoformat(text), time(), UTC) if len(text) == 10 else datetime.fromisoformat(text)
+        )
+    except ValueError:
+        raise BadRow(f"date_seen {text!r} is not a date (write 2026-11-20)") from None
+    seen = seen if seen.tzinfo is not None else seen.replace(tzinfo=UTC)
+    if seen > now:
+        raise BadRow(f"date_seen {text} is in the future")
+    return seen
+
+
+def _bool(text: str, name: str) -> bool | None:
+    value = text.strip().lower()
+    if not value:
+        return None
+    if value in _TRUE | _FALSE:
+        return value in _TRUE
+    raise BadRow(f"{name} {text!r} is not true/false (or blank for unknown)")
+
+
+def row_quote(row: dict[str, str], raw: RawResponse, provider_name: str) -> Quote:
+    """One sheet row → Quote (provider `manual`, sku `<provider>/<sku>`), or BadRow."""
+    for name in REQUIRED:
+        if not row[name].strip():
+            raise BadRow(f"{name} is empty")
+    provider = row["provider"].strip().lower()
+    if not _SLUG.match(provider):
+        raise BadRow(f"provider {row['provider']!r} is not a slug (lower-case letters, digits, - or _)")
+    memory = _number(row, "gpu_memory_gb")
+    count = int(_number(row, "gpu_count", integer=True))
+    spec = _gpu(row, memory)
+    pricing = Pricing(_choice(row["pricing"], [p.value for p in Pricing], "pricing"))
+    unit = Unit(_choice(row["unit"], [u.value for u in Unit], "unit"))
+    currency = row["currency"].strip().upper()
+    if not _CURRENCY.match(currency):
+        raise BadRow(f"currency {row['currency']!r} is not an ISO 4217 code such as CNY or USD")
+    term_hours = _number(row, "term_hours") if row["term_hours"].strip() else None
+    if unit is Unit.TERM and term_hours is None:
+        raise BadRow("unit is term but term_hours is empty (how many hours does the term last?)")
+    source_url = row["source_url"].strip()
+    if not _SCHEME.match(source_url):
+        raise BadRow(f"source_url {source_url!r} is not a URL (https://…, mailto:…)")
+    seen = _date_seen(row["date_seen"], raw.fetched_at)
+    availability = Availability(
+        _choice(row["availability"], [a.value for a in Availability], "availability")
+        if row["availability"].strip()
+        else "unknown"
+    )
+    increment = row["billing_increment_s"].strip()
+    minimum = row["billing_minimum_s"].strip()
+    notes = f"manual quote for {provider}, seen {seen.date().isoformat()}"
+    if row["notes"].strip():
+        notes += f"; {row['notes'].strip()}"
+    fields: dict[str, Any] = {
+        "provider": provider_name,
+        "region": row["region"].strip(),
+        "sku": f"{provider}/{row['sku'].strip()}",
+        **spec.quote_fields(),
+        "gpu_count": count,
+        "pricing": pricing,
+        "price": _number(row, "price"),
+        "currency": currency,
+        "unit": unit,
+        "term_hours": term_hours,
+        "billing_increment_s": int(_number(row, "billing_increment_s", integer=True)) if increment else 1,
+        "billing_minimum_s": int(_number(row, "billing_minimum_s", integer=True, positive=False)) if minimum else 0,
+        "availability": availability,
+        "source_url": source_url,
+        "observed_at": seen,
+        "tax_included": _bool(row["tax_included"], "tax_included"),
+        "notes": notes,
+    }
+    try:
+        return Quote(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadRow(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def _header(cells: list[str], where: str) -> list[str]:
+    names = [re.sub(r"\s+", "_", c.strip().lower()) for c in cells]
+    missing = [c for c in REQUIRED if c not in names]
+    unknown = [c for c in names if c not in COLUMNS]
+    doubled = sorted({c for c in names if names.count(c) > 1})
+    if missing or unknown or doubled:
+        problems = [
+            f"missing column(s) {', '.join(missing)}" if missing else "",
+            f"unknown column(s) {', '.join(unknown)}" if unknown else "",
+            f"repeated column(s) {', '.join(doubled)}" if doubled else "",
+        ]
+        raise ParseError(f"{where}: {'; '.join(p for p in problems if p)} (columns: {', '.join(COLUMNS)})")
+    return names
+
+
+def read_sheet(raw: RawResponse, provider_name: str) -> SheetResult:
+    where = raw.label or raw.url
+    try:
+        text = raw.body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"{where}: not UTF-8 text ({exc}); save the sheet as CSV UTF-8") from exc
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    quotes: list[Quote] = []
+    refused: list[dict[str, str]] = []
+    first_line: dict[tuple[str, str, str, str], int] = {}
+    rows, end = 0, 0
+    try:
+        for cells in reader:
+            line, end = end + 1, reader.line_num  # a quoted field may span lines: report where the row starts
+            if not any(c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
+                continue
+            if header is None:
+                header = _header(cells, f"{where}:{line}")
+                continue
+            rows += 1
+            try:
+                if len(cells) != len(header):
+                    raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+                row = dict.fromkeys(OPTIONAL, "") | dict(zip(header, cells, strict=True))
+                quote = row_quote(row, raw, provider_name)
+                if quote.key in first_line:
+                    raise BadRow(f"the same offer as line {first_line[quote.key]} (provider, region, sku, pricing)")
+                first_line[quote.key] = line
+                quotes.append(quote)
+            except BadRow as exc:
+                refused.append({"offer": f"{where}:{line}", "reason": str(exc)})
+    except csv.Error as exc:
+        raise ParseError(f"{where}:{reader.line_num}: not readable as CSV ({exc})") from exc
+    if header is None:
+        raise ParseError(f"{where}: no header row (columns: {', '.join(COLUMNS)})")
+    return SheetResult(quotes, refused, rows)
