@@ -11,7 +11,8 @@ makes and the recorded file that answers each one:
     ]}
 
 A request matches a route when method, path and query parameters are equal (the host is ignored,
-so the same manifest serves a local server reached through a `*_BASE_URL`) and, if given, the body
+so the same manifest serves a local server reached through a `*_BASE_URL`; parameters listed in a
+route's `ignore_params`, such as an API key, are left out of the comparison) and, if given, the body
 contains `body_contains`. `ReplayTransport` plugs this into httpx for `--offline`;
 `serve_replay` (tests, demos) answers real HTTP on a local port.
 """
@@ -32,9 +33,10 @@ import httpx
 MANIFEST = "replay.json"
 
 
-def _request_key(url: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+def _request_key(url: str, ignore: tuple[str, ...] = ()) -> tuple[str, tuple[tuple[str, str], ...]]:
     parts = urlsplit(url)
-    return parts.path or "/", tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ignore]
+    return parts.path or "/", tuple(sorted(params))
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,11 @@ class Route:
     content_type: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     body_contains: str | None = None
+    ignore_params: tuple[str, ...] = ()
 
     def matches(self, method: str, url: str, body: bytes) -> bool:
-        if method.upper() != self.method.upper() or _request_key(url) != _request_key(self.url):
+        ignore = self.ignore_params
+        if method.upper() != self.method.upper() or _request_key(url, ignore) != _request_key(self.url, ignore):
             return False
         return self.body_contains is None or self.body_contains.encode() in body
 
@@ -71,6 +75,7 @@ class Replay:
                 content_type=item.get("content_type"),
                 headers=dict(item.get("headers", {})),
                 body_contains=item.get("body_contains"),
+                ignore_params=tuple(item.get("ignore_params", ())),
             )
             for item in manifest["routes"]
         )

@@ -11,6 +11,7 @@ import httpx
 import pytest
 import respx
 from conftest import FIXTURES, fixture_bytes
+from helpers import Sleeps
 
 from collectors.azure import AzureCollector
 from collectors.azure.query import MAX_PAGES, first_page_url, odata_filter, walk
@@ -54,14 +55,6 @@ async def run_fetch(settings, sleep=None):
         http = Http(client, "azure", settings, **kwargs)
         fetched = await collector.fetch(http, collector.scope("all"))
     return collector, fetched
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 async def test_walk_follows_next_page_links_to_the_end(settings) -> None:
