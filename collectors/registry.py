@@ -6,11 +6,15 @@ from __future__ import annotations
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
+from collectors.gcp import GcpCollector
+from collectors.oci import OciCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
     for collector in (
         AwsCollector,
         AzureCollector,
+        GcpCollector,
+        OciCollector,
     )
 }

@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
     aws_secret_access_key: SecretStr | None = None
     aws_profile: str | None = Field(default=None, validation_alias=AliasChoices("GPUPRICE_AWS_PROFILE", "AWS_PROFILE"))
+    # Google has no standard variable for an API key (ADC is OAuth, not a key): only GPUPRICE_GCP_API_KEY.
+    gcp_api_key: SecretStr | None = None
 
     # API
     host: str = "127.0.0.1"
