@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -52,6 +52,17 @@ class RawResponse:
             return json.loads(self.text())
         except ValueError as exc:
             raise ParseError(f"{self.url}: body is not JSON ({exc})") from exc
+
+    def json_list(self, key: str, source: str) -> list[Mapping[str, Any]]:
+        """The list of objects under `key` in a JSON object body; ParseError saying what was found."""
+        body = self.json()
+        if not isinstance(body, dict) or key not in body:
+            found = ", ".join(map(str, body)) if isinstance(body, dict) else type(body).__name__
+            raise ParseError(f"{self.url}: no {key!r} in the response (found: {found}); has the {source} changed?")
+        items = body[key]
+        if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+            raise ParseError(f"{self.url}: {key!r} is not a list of objects")
+        return items
 
     def iter_lines(self) -> Iterator[bytes]:
         if self.path is not None:

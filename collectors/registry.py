@@ -8,7 +8,9 @@ from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
 from collectors.e2e import E2eCollector
+from collectors.gcp import GcpCollector
 from collectors.manual import ManualCollector
+from collectors.oci import OciCollector
 from collectors.tencent import TencentCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
@@ -20,5 +22,7 @@ COLLECTORS: dict[str, type[Collector]] = {
         TencentCollector,
         E2eCollector,
         ManualCollector,
+        GcpCollector,
+        OciCollector,
     )
 }

@@ -13,7 +13,8 @@ makes and the recorded file that answers each one:
     ]}
 
 A request matches a route when method, path and query parameters are equal (the host is ignored,
-so the same manifest serves a local server reached through a `*_BASE_URL`), if given, the body
+so the same manifest serves a local server reached through a `*_BASE_URL`; parameters listed in a
+route's `ignore_params`, such as an API key, are left out of the comparison), if given, the body
 contains `body_contains`, and, if given, the request carries each of `request_headers` (names
 case-insensitive, values exact: for APIs such as Tencent Cloud's that name the region only in a
 header). `headers` are the *response's* headers. `ReplayTransport` plugs this into httpx for
@@ -36,9 +37,10 @@ import httpx
 MANIFEST = "replay.json"
 
 
-def _request_key(url: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+def _request_key(url: str, ignore: tuple[str, ...] = ()) -> tuple[str, tuple[tuple[str, str], ...]]:
     parts = urlsplit(url)
-    return parts.path or "/", tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ignore]
+    return parts.path or "/", tuple(sorted(params))
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,11 @@ class Route:
     headers: dict[str, str] = field(default_factory=dict)
     body_contains: str | None = None
     request_headers: dict[str, str] = field(default_factory=dict)
+    ignore_params: tuple[str, ...] = ()
 
     def matches(self, method: str, url: str, body: bytes, headers: Mapping[str, str] | None = None) -> bool:
-        if method.upper() != self.method.upper() or _request_key(url) != _request_key(self.url):
+        ignore = self.ignore_params
+        if method.upper() != self.method.upper() or _request_key(url, ignore) != _request_key(self.url, ignore):
             return False
         if self.body_contains is not None and self.body_contains.encode() not in body:
             return False
@@ -80,6 +84,7 @@ class Replay:
                 headers=dict(item.get("headers", {})),
                 body_contains=item.get("body_contains"),
                 request_headers=dict(item.get("request_headers", {})),
+                ignore_params=tuple(item.get("ignore_params", ())),
             )
             for item in manifest["routes"]
         )

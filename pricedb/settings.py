@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     # The manual quotes sheet (collectors.manual), like a credential: without the file the
     # `manual` run is skipped, not failed. Relative paths are read from the working directory.
     manual_sheet: Path = Path("manual_quotes.csv")
+    # Google has no standard variable for an API key (ADC is OAuth, not a key): only GPUPRICE_GCP_API_KEY.
+    gcp_api_key: SecretStr | None = None
 
     # API
     host: str = "127.0.0.1"

@@ -17,6 +17,7 @@ from collectors.errors import FetchError
 from collectors.http import Http, make_client
 from collectors.replay import Replay, ReplayTransport, serve_replay
 from tests.conftest import FIXTURES, fixture_bytes
+from tests.helpers import Sleeps
 
 PAGES = ("retail_prices_page1.json", "retail_prices_page2.json", "retail_prices_page3.json")
 URLS = [route["url"] for route in json.loads((FIXTURES / "azure" / "replay.json").read_text())["routes"]]
@@ -54,14 +55,6 @@ async def run_fetch(settings, sleep=None):
         http = Http(client, "azure", settings, **kwargs)
         fetched = await collector.fetch(http, collector.scope("all"))
     return collector, fetched
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 async def test_walk_follows_next_page_links_to_the_end(settings) -> None:

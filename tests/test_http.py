@@ -17,16 +17,9 @@ from collectors.http import USER_AGENT, Http, make_client, rewrite_url
 from collectors.replay import Replay, ReplayTransport, serve_replay
 from collectors.retry import RetryPolicy, retry_after_seconds
 from pricedb.settings import Settings
+from tests.helpers import Sleeps
 
 URL = "https://prices.example.com/api/prices?filter=a100&page=1"
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def run(coro):

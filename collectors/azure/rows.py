@@ -113,14 +113,7 @@ def classify(item: Mapping[str, Any], now: datetime | None = None, where: str = 
 
 
 def items_of(raw: RawResponse) -> list[Mapping[str, Any]]:
-    body = raw.json()
-    if not isinstance(body, dict) or "Items" not in body:
-        keys = ", ".join(map(str, body)) if isinstance(body, dict) else type(body).__name__
-        raise ParseError(f"{raw.url}: no 'Items' in the response (found: {keys}); has the Retail Prices API changed?")
-    items = body["Items"]
-    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
-        raise ParseError(f"{raw.url}: 'Items' is not a list of objects")
-    return items
+    return raw.json_list("Items", "Retail Prices API")
 
 
 def num(value: Any) -> str:
