@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
     aws_secret_access_key: SecretStr | None = None
     aws_profile: str | None = Field(default=None, validation_alias=AliasChoices("GPUPRICE_AWS_PROFILE", "AWS_PROFILE"))
+    vast_api_key: SecretStr | None = Field(  # optional: the offer search answers without one
+        default=None, validation_alias=AliasChoices("GPUPRICE_VAST_API_KEY", "VAST_API_KEY")
+    )
+    autodl_token: SecretStr | None = None  # the Authorization value of a logged-in autodl.com session
 
     # API
     host: str = "127.0.0.1"

@@ -52,3 +52,13 @@ def seed_fx(store: PriceStore, day: datetime = NOW, usd: float = 1.0, cny: float
     on = day.date()
     rates = [FxRate(date=on, currency=c, rate=r, source="test") for c, r in (("USD", usd), ("CNY", cny), ("INR", inr))]
     store.record_fx(make_run("fx", [], pricings=frozenset(), finished_at=day), rates)
+
+
+class Sleeps:
+    """A stand-in for `asyncio.sleep` in `Http(..., sleep=...)` that records the retry delays."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
