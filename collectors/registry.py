@@ -6,11 +6,13 @@ from __future__ import annotations
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
+from collectors.vast import VastCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
     for collector in (
         AwsCollector,
         AzureCollector,
+        VastCollector,
     )
 }
