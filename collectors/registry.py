@@ -3,6 +3,7 @@ listed here; tests/test_registry.py fails for any listed collector without fixtu
 
 from __future__ import annotations
 
+from collectors.autodl import AutodlCollector
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
@@ -14,5 +15,6 @@ COLLECTORS: dict[str, type[Collector]] = {
         AwsCollector,
         AzureCollector,
         VastCollector,
+        AutodlCollector,
     )
 }
