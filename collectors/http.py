@@ -10,6 +10,7 @@ always fresh and match the host actually contacted.
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -166,3 +167,8 @@ async def _aiter_byte_lines(response: httpx.Response) -> AsyncIterator[bytes]:
 def _snippet(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def json_bytes(body: Any) -> bytes:
+    """A JSON request body as compact bytes, the same every time (replay manifests match on them)."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()

@@ -4,6 +4,7 @@ listed here; tests/test_registry.py fails for any listed collector without fixtu
 from __future__ import annotations
 
 from collectors.aliyun import AliyunCollector
+from collectors.autodl import AutodlCollector
 from collectors.aws import AwsCollector
 from collectors.azure import AzureCollector
 from collectors.base import Collector
@@ -12,6 +13,7 @@ from collectors.gcp import GcpCollector
 from collectors.manual import ManualCollector
 from collectors.oci import OciCollector
 from collectors.tencent import TencentCollector
+from collectors.vast import VastCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
@@ -24,5 +26,7 @@ COLLECTORS: dict[str, type[Collector]] = {
         ManualCollector,
         GcpCollector,
         OciCollector,
+        VastCollector,
+        AutodlCollector,
     )
 }

@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     manual_sheet: Path = Path("manual_quotes.csv")
     # Google has no standard variable for an API key (ADC is OAuth, not a key): only GPUPRICE_GCP_API_KEY.
     gcp_api_key: SecretStr | None = None
+    vast_api_key: SecretStr | None = Field(  # optional: the offer search answers without one
+        default=None, validation_alias=AliasChoices("GPUPRICE_VAST_API_KEY", "VAST_API_KEY")
+    )
+    autodl_token: SecretStr | None = None  # the Authorization value of a logged-in autodl.com session
 
     # API
     host: str = "127.0.0.1"

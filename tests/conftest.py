@@ -37,7 +37,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
-        if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_")):
+        if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_", "VAST_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")

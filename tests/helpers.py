@@ -55,7 +55,7 @@ def seed_fx(store: PriceStore, day: datetime = NOW, usd: float = 1.0, cny: float
 
 
 class Sleeps:
-    """A stand-in for `asyncio.sleep` that records the delays the retry policy asked for."""
+    """A stand-in for `asyncio.sleep` in `Http(..., sleep=...)` that records the retry delays."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []

@@ -1,0 +1,169 @@
+"""Vast.ai: A100 offers from the public marketplace search, one stored offer per group of hosts.
+
+Source: `POST https://console.vast.ai/api/v0/bundles/` (the search behind `vastai search offers`;
+no key needed, an optional `GPUPRICE_VAST_API_KEY`/`VAST_API_KEY` is sent as `Bearer`), one search
+per pricing, with a JSON filter (the CLI's defaults plus the A100 names):
+
+    {"verified":{"eq":true},"external":{"eq":false},"rentable":{"eq":true},"rented":{"eq":false},
+     "gpu_name":{"in":["A100 PCIE","A100 SXM4","A100 SXM","A100X"]},"disk_space":{"gte":100},
+     "order":[["score","desc"]],"type":"on-demand"|"bid","limit":1000,"allocated_storage":100}
+
+With `GPUPRICE_VAST_REGIONS=US,CA` the filter adds `"geolocation":{"in":["US","CA"]}`. The answer
+is `{"offers": [...]}`, one object per host offer (`id`, `machine_id`, `gpu_name`, `num_gpus`,
+`gpu_ram` in MB per GPU, `dph_base`, `min_bid`, `storage_cost`, `geolocation` "City, CC", and some
+ninety more fields, see fixtures/README.md). Errors are `{"error": ..., "msg": ...}` (HTTP 400,
+and 404 for a bad key) or `{"detail": "API requests too frequent ..."}` (HTTP 429, retried).
+
+**A marketplace, grouped.** Every offer is one host's machine at that host's price. Offers are
+grouped by card (`A100-PCIE`, `A100-SXM4` — "A100 SXM" is the same card —, `A100X`), memory class
+(from `gpu_ram`: 40 or 80 GB within ±7%), GPU count and country (the code after the last comma of
+`geolocation`; missing or unreadable → region "unknown"), and each group is stored as **one**
+offer per pricing: sku `A100-SXM4-80GB x8`, region `US`, the **cheapest** host's price, and in the
+notes the median and the number of offers ("cheapest of 14 offers; median 1.23 USD/h") with the
+cheapest offer's id and machine. The median stays in the notes: no contract field means "median",
+and the price that ranks must be one a user can actually rent at.
+
+**Price.** On-demand = `dph_base` (USD per hour for the whole offer, compute) + the standard disk:
+`storage_cost` is USD per GB per **30-day month**, so the disk adds
+`storage_cost × offers.STANDARD_DISK_GB / offers.HOURS_PER_STORAGE_MONTH` (100 GB, 720 h) per hour.
+Spot = `min_bid` (the interruptible floor from the `bid` search) + the same disk. Internet
+transfer (`inet_up_cost`/`inet_down_cost`, per GB) is usage-based and not included. Billing is per
+second; prices are whatever the hosts ask, tax not stated.
+
+Quirks, and how they are handled:
+- Marketplace data is noisy: an offer whose price per GPU lies outside the A100's plausible band
+  (`pricedb.gpus.MODEL_FACTS`, the run-time sanity band) is left out of its group and counted in
+  the group's notes, so one odd host neither drags the group's offer out of the band nor stands
+  for it; one dear host only moves the median.
+- Fields may be null (`cpu_cores`, `geolocation`, `gpu_ram`, `storage_cost`): offers without what
+  the price or the group needs are left out and counted; a field missing altogether means the API
+  changed (ParseError), and an answer with no usable A100 offer at all is a ParseError too.
+- `gpu_frac` below 1 (a fraction of a GPU) is left out; the search may return other cards than
+  asked for, which are left out.
+- An answer of exactly `LIMIT` offers may be cut short: noted on the run.
+- Spot is the floor of a bid, not a guaranteed price; a spot group dearer than its on-demand group
+  (different hosts) is rejected by the shared sanity checks, with the reason recorded.
+
+Scope: one, `all` (on_demand, spot), hourly: a live market.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+
+from collectors.base import Collector, Fetched, RawResponse, Scope
+from collectors.errors import ParseError
+from collectors.http import Http
+from collectors.market import amount, summarize
+from collectors.vast.offers import Group, Listing, plausible, read_offer
+from collectors.vast.query import BUNDLES_URL, LIMIT, SEARCH_TYPE, search
+from pricedb.gpus import MODEL_FACTS
+from pricedb.models import Availability, Pricing, Quote, Unit
+
+__all__ = ["VastCollector"]
+
+log = logging.getLogger("gpuprice.collectors.vast")
+
+PRICING_OF_LABEL = {label: pricing for pricing, label in SEARCH_TYPE.items()}
+
+
+class VastCollector(Collector):
+    name = "vast"
+    title = "Vast.ai"
+    source_urls = (BUNDLES_URL,)
+    pricings = frozenset({Pricing.ON_DEMAND, Pricing.SPOT})
+    scopes = (Scope("all", pricings, 60),)
+    billing_increment_s: ClassVar[int] = 1
+    billing_minimum_s: ClassVar[int] = 0
+
+    async def fetch(self, http: Http, scope: Scope) -> Fetched:
+        countries = self.settings.regions_for(self.name, [])
+        key = self.settings.vast_api_key.get_secret_value() if self.settings.vast_api_key else None
+        responses: list[RawResponse] = []
+        notes: list[str] = []
+        for pricing in sorted(scope.pricings & self.pricings):
+            raw = await search(http, pricing, countries, key)
+            offers = raw.json().get("offers")
+            if isinstance(offers, list) and len(offers) >= LIMIT:
+                notes.append(f"the {raw.label} search returned {len(offers)} offers, its limit: the answer may be cut")
+            responses.append(raw)
+        return Fetched(responses, notes=notes)
+
+    def parse(self, fetched: Fetched) -> list[Quote]:
+        quotes: list[Quote] = []
+        skipped: dict[str, int] = defaultdict(int)
+        total = 0
+        for raw in fetched.responses:
+            pricing = PRICING_OF_LABEL.get(raw.label)
+            if pricing is None:
+                raise ParseError(f"{raw.url}: a response labelled {raw.label!r}, not a known search")
+            offers = _offers_of(raw)
+            total += len(offers)
+            groups: dict[Group, list[Listing]] = defaultdict(list)
+            for number, offer in enumerate(offers, 1):
+                listing = read_offer(offer, pricing, f"{raw.url} ({raw.label}) offer {number}")
+                if isinstance(listing, str):
+                    skipped[listing] += 1
+                else:
+                    groups[listing.group].append(listing)
+            for group, listings in groups.items():
+                quote = self._quote(raw, pricing, group, listings)
+                if quote is not None:
+                    quotes.append(quote)
+        log.debug("vast: %d offers read, %d quotes, skipped %s", total, len(quotes), dict(skipped))
+        if not quotes:
+            reasons = "; ".join(f"{n} × {why}" for why, n in sorted(skipped.items())) or "the answers were empty"
+            raise ParseError(f"{total} offers read but no A100 offer could be priced ({reasons})")
+        return sorted(quotes, key=lambda q: q.key)
+
+    def _quote(self, raw: RawResponse, pricing: Pricing, group: Group, listings: list[Listing]) -> Quote | None:
+        kept = [listing for listing in listings if plausible(listing)]
+        if not kept:
+            return None
+        market = summarize(kept, lambda listing: listing.price)
+        best = market.cheapest
+        notes = [market.note("offer", "USD/h"), best.describe(pricing)]
+        if len(kept) < len(listings):
+            low, high = MODEL_FACTS["A100"].usd_per_gpu_hour
+            odd = [x for x in listings if x not in kept]
+            asks = ", ".join(f"offer {x.offer_id} at {amount(x.per_gpu)}" for x in odd)
+            notes.append(f"left out, outside the plausible {low:g}–{high:g} USD per GPU-hour: {asks}")
+        if pricing is Pricing.SPOT:
+            notes.append("interruptible: the minimum bid, outbid hosts stop the instance")
+        try:
+            return Quote(
+                provider=self.name,
+                region=group.region,
+                sku=group.sku,
+                **best.spec.quote_fields(),
+                gpu_count=group.gpu_count,
+                pricing=pricing,
+                price=round(market.cheapest_price, 6),
+                currency="USD",
+                unit=Unit.HOUR,
+                billing_increment_s=self.billing_increment_s,
+                billing_minimum_s=self.billing_minimum_s,
+                availability=Availability.AVAILABLE,  # the search lists rentable, unrented offers only
+                source_url=raw.url,
+                observed_at=raw.fetched_at,
+                notes="; ".join(notes),
+            )
+        except ValidationError as exc:
+            what = f"{group.sku} {group.region} {pricing.value}"
+            raise ParseError(f"{raw.url}: {what} is not a valid quote: {exc}") from exc
+
+
+def _offers_of(raw: RawResponse) -> list[Mapping[str, Any]]:
+    body = raw.json()
+    if not isinstance(body, dict) or "offers" not in body:
+        keys = ", ".join(map(str, body)) if isinstance(body, dict) else type(body).__name__
+        raise ParseError(f"{raw.url}: no 'offers' in the answer (found: {keys}); has the Vast.ai search API changed?")
+    offers = body["offers"]
+    if not isinstance(offers, list) or not all(isinstance(o, Mapping) for o in offers):
+        raise ParseError(f"{raw.url}: 'offers' is not a list of objects")
+    return offers

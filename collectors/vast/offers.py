@@ -1,0 +1,143 @@
+"""Reading Vast.ai offers: which card an offer is, its memory class, GPU count, country and hourly
+price, or why it is left out. The collector (collectors.vast) groups what this module reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from collectors.errors import ParseError
+from pricedb.gpus import MODEL_FACTS, GpuSpec, nearest_known_size
+from pricedb.models import Pricing
+
+# Vast's `storage_cost` is USD per GB per 30-day month (CLI help: "storage cost in $/GB/month";
+# the console's own `search.diskHour` is storage_cost × disk GB / 720).
+HOURS_PER_STORAGE_MONTH = 30 * 24
+# The disk every quote includes: enough for the weights and checkpoints of a model that needs
+# 60–80 GB of GPU memory. The search asks for it (`allocated_storage`, `disk_space >= …`).
+STANDARD_DISK_GB = 100
+MEMORY_TOLERANCE = 0.07  # gpu_ram (MB) within 7% of 40 or 80 GiB; Vast reports e.g. 40536 or 81559
+
+# Vast `gpu_name` → (name part of our sku, form factor, interconnect). "A100 SXM" and "A100 SXM4"
+# are the same card; "A100X" is the A100 80GB PCIe converged accelerator (with a BlueField DPU).
+CARDS: dict[str, tuple[str, str, str]] = {
+    "A100 PCIE": ("A100-PCIE", "PCIe", "PCIe"),
+    "A100 SXM4": ("A100-SXM4", "SXM4", "NVLink"),
+    "A100 SXM": ("A100-SXM4", "SXM4", "NVLink"),
+    "A100X": ("A100X", "PCIe", "PCIe"),
+}
+PRICE_FIELD = {Pricing.ON_DEMAND: "dph_base", Pricing.SPOT: "min_bid"}
+_REQUIRED = ("gpu_name", "num_gpus", "gpu_ram", "storage_cost", "geolocation")
+UNKNOWN_REGION = "unknown"
+
+SKIP_NOT_A100 = "not an A100 card"
+SKIP_NO_COUNT = "no GPU count"
+SKIP_MEMORY = "gpu_ram not of a 40 or 80 GB card"
+SKIP_NO_PRICE = "no price"
+SKIP_NO_STORAGE = "no storage_cost"
+SKIP_FRACTION = "a fraction of a GPU"
+
+
+@dataclass(frozen=True)
+class Group:
+    """What offers are grouped by: one stored offer per group and pricing."""
+
+    card: str  # "A100-SXM4"
+    memory_gb: float
+    gpu_count: int
+    region: str  # ISO country code from geolocation, or "unknown"
+
+    @property
+    def sku(self) -> str:
+        return f"{self.card}-{self.memory_gb:g}GB x{self.gpu_count}"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One host's offer, priced for the standard disk."""
+
+    group: Group
+    spec: GpuSpec
+    price: float  # USD per hour for the whole offer, disk included
+    base: float  # dph_base or min_bid as published
+    disk: float  # the standard disk's USD per hour
+    storage_cost: float
+    offer_id: Any
+    machine_id: Any
+    where: str  # geolocation as published
+
+    @property
+    def per_gpu(self) -> float:
+        return self.price / self.group.gpu_count
+
+    def describe(self, pricing: Pricing) -> str:
+        field = PRICE_FIELD[pricing]
+        return (
+            f"price = {field} {self.base:g} + {STANDARD_DISK_GB} GB disk at {self.storage_cost:g} USD/GB-month "
+            f"({self.disk:.4f} USD/h); offer {self.offer_id} on machine {self.machine_id} "
+            f"({self.where or 'no location'})"
+        )
+
+
+def country(geolocation: Any) -> str:
+    """ "Texas, US" → "US"; "US" → "US"; null, empty or no two-letter code → "unknown"."""
+    if not isinstance(geolocation, str):
+        return UNKNOWN_REGION
+    code = geolocation.rsplit(",", 1)[-1].strip()
+    return code.upper() if len(code) == 2 and code.isalpha() else UNKNOWN_REGION
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def read_offer(offer: Mapping[str, Any], pricing: Pricing, where: str) -> Listing | str:
+    """The listing an offer stands for, or why it is left out (a SKIP_* string). Raises ParseError
+    when a field the search always returns is missing altogether: the API has changed."""
+    for name in (*_REQUIRED, PRICE_FIELD[pricing]):
+        if name not in offer:
+            raise ParseError(f"{where} has no {name!r} field (has the Vast.ai search API changed?)")
+    card = CARDS.get(str(offer["gpu_name"]).strip())
+    if card is None:
+        return SKIP_NOT_A100
+    count = _number(offer["num_gpus"])
+    if count is None or count < 1 or count != int(count):
+        return SKIP_NO_COUNT
+    fraction = _number(offer.get("gpu_frac"))
+    if fraction is not None and fraction < 1:
+        return SKIP_FRACTION
+    ram_mb = _number(offer["gpu_ram"])
+    memory = nearest_known_size("A100", ram_mb / 1024, MEMORY_TOLERANCE) if ram_mb else None
+    if memory is None:
+        return SKIP_MEMORY
+    base = _number(offer[PRICE_FIELD[pricing]])
+    if base is None or base <= 0:
+        return SKIP_NO_PRICE
+    storage_cost = _number(offer["storage_cost"])
+    if storage_cost is None or storage_cost < 0:
+        return SKIP_NO_STORAGE
+    name, form_factor, interconnect = card
+    disk = storage_cost * STANDARD_DISK_GB / HOURS_PER_STORAGE_MONTH
+    group = Group(name, memory, int(count), country(offer["geolocation"]))
+    return Listing(
+        group=group,
+        spec=GpuSpec("A100", memory, form_factor, interconnect),
+        price=base + disk,
+        base=base,
+        disk=disk,
+        storage_cost=storage_cost,
+        offer_id=offer.get("id"),
+        machine_id=offer.get("machine_id"),
+        where=str(offer["geolocation"] or ""),
+    )
+
+
+def plausible(listing: Listing) -> bool:
+    """Within the A100's plausible USD per GPU-hour band (pricedb.gpus.MODEL_FACTS), the same band
+    the run-time sanity checks apply: a host outside it is left out of its group, so one odd host
+    can neither drag the group's offer out of the band (and get it rejected) nor stand for it."""
+    low, high = MODEL_FACTS["A100"].usd_per_gpu_hour
+    return low <= listing.per_gpu <= high
