@@ -16,11 +16,8 @@ from api.params import parse_bool, parse_choices, parse_hours, parse_mem_gb, par
 from collectors.registry import COLLECTORS
 from pricedb.gpus import MODEL_FACTS
 
-EXTRA_PROVIDERS = ("manual",)
-
-
 def known_providers() -> list[str]:
-    return list(dict.fromkeys([*COLLECTORS, *EXTRA_PROVIDERS]))  # `manual` is now a collector too
+    return list(COLLECTORS)
 
 
 def _bool_field(value: Any) -> Any:
