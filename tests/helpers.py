@@ -52,3 +52,14 @@ def seed_fx(store: PriceStore, day: datetime = NOW, usd: float = 1.0, cny: float
     on = day.date()
     rates = [FxRate(date=on, currency=c, rate=r, source="test") for c, r in (("USD", usd), ("CNY", cny), ("INR", inr))]
     store.record_fx(make_run("fx", [], pricings=frozenset(), finished_at=day), rates)
+
+
+def assert_422_naming(response, parameter: str, message: str) -> None:
+    """The one 4xx error shape (api/errors.py), with a problem naming `parameter` whose message says `message`."""
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert set(body) == {"status", "error", "message", "errors"}
+    assert body["status"] == 422 and body["error"] == "invalid_parameter"
+    problem = next(p for p in body["errors"] if p["parameter"] == parameter)
+    assert message in problem["message"]
+    assert body["message"].startswith(f"{body['errors'][0]['parameter']}: ")
