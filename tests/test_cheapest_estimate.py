@@ -5,6 +5,7 @@ for the machine shapes that matter; FX is 1 USD = ¥7 so every figure can be che
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 
@@ -15,6 +16,7 @@ import api.cheapest_estimate as cheapest_estimate
 from api import render
 from api.app import create_app
 from api.cli import main as cli
+from collectors.runner import collect
 from pricedb.models import Pricing
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
@@ -289,3 +291,28 @@ def test_cli_cheapest_by_model_prints_the_api_json(
     assert "tok/s" in table and "¥/Mtok" in table and "need/GPU" in table and "1×80GB: 1 GPU" in table
     assert cli(["cheapest", "--db", str(settings.db), "--mem", "60", "--model", "llama-2-7b"]) == 2
     assert "--mem: give mem or the estimator's inputs (model), not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "model=qwen2.5-14b&workload=lora&context=4096&hours=100",
+        "model=llama-2-70b&workload=inference&precision=int4&batch=16&context=4096&hours=200",
+    ],
+)
+def test_done_when_queries_over_the_recorded_provider_answers(settings: Settings, query: str) -> None:
+    """The two questions of issue 5 over every offer the collectors parse from fixtures/ (offline)."""
+    offline = settings.model_copy(update={"offline": True})
+    store = PriceStore(offline)
+    asyncio.run(collect(store, offline))
+    app = create_app(offline, store=store, schedule=False)
+    with TestClient(app) as test_client:
+        body = test_client.get(f"/cheapest?{query}&limit=500").json()
+    store.close()
+    assert_viable_and_shown(body)
+    assert {o["provider"] for o in body["options"]} == {"aws", "azure"}
+    assert all(o["cny_per_hour"] > 0 and o["per_gpu_need_gb"] > 0 for o in body["options"])
+    judged = body["viability"]["configurations"]
+    assert {(c["gpu_count"], c["gpu_memory_gb"]) for c in judged} == {(1, 80), (2, 80), (4, 80), (8, 40), (8, 80)}
+    shown = {(o["gpu_count"], o["gpu_memory_gb"]) for o in body["options"]}
+    assert shown == {(c["gpu_count"], c["gpu_memory_gb"]) for c in judged if c["viable"]}
