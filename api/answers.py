@@ -8,37 +8,64 @@ from typing import Any
 
 from api import cheapest
 from api.cheapest import iso
-from api.filters import CheapestParams, OffersParams, known_providers
+from api.cheapest_estimate import EstimateJudge
+from api.filters import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import AppState, dumps
 from pricedb.queries import CurrentOffers, Offer, provider_states
+from pricedb.settings import Settings
 from pricedb.sheet import SHEET_COLUMNS
 
 
-def _echo(params: CheapestParams) -> dict[str, Any]:
+def _echo(params: CheapestParams, settings: Settings) -> dict[str, Any]:
     query = params.to_query()
-    return {
-        "mem_gb": query.mem_gb,
-        "hours": query.hours,
-        "pricing": [p.value for p in query.pricing],
-        "provider": query.provider,
-        "region": query.region,
-        "gpu": query.gpu,
-        "single_gpu": query.single_gpu,
-        "interruptible": query.interruptible,
-        "include_unavailable": query.include_unavailable,
-        "include_stale": query.include_stale,
-        "rank_by": query.rank_by,
-        "limit": query.limit,
-    }
+    echo: dict[str, Any] = {"mem_gb": query.mem_gb}
+    if params.estimate is not None:
+        # The estimator's inputs as understood (only those given; the estimate states the defaults).
+        echo.update(params.estimate.query.model_dump(mode="json", exclude_unset=True))
+        echo["headroom"] = settings.gpu_memory_headroom
+    echo.update(
+        hours=query.hours,
+        pricing=[p.value for p in query.pricing],
+        provider=query.provider,
+        region=query.region,
+        gpu=query.gpu,
+        single_gpu=query.single_gpu,
+        interruptible=query.interruptible,
+        include_unavailable=query.include_unavailable,
+        include_stale=query.include_stale,
+        rank_by=query.rank_by,
+        limit=query.limit,
+    )
+    return echo
+
+
+def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
+    if params.estimate is None:
+        return None
+    return EstimateJudge(
+        params.estimate,
+        headroom=settings.gpu_memory_headroom,
+        single_gpu=bool(params.single_gpu),
+        gpus=params.estimate.gpus if "gpus" in params.estimator_values() else None,
+        rank_by=params.rank_by,
+    )
 
 
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        return cheapest.answer(current.offers, params.to_query(), state.settings, current.as_of, _echo(params))
+        query, echo = params.to_query(), _echo(params, state.settings)
+        judge = _judge(params, state.settings)
+        return cheapest.answer(current.offers, query, state.settings, current.as_of, echo, judge)
 
     return state.cached(key, build)
+
+
+def estimate_answer(params: EstimateParams) -> bytes:
+    """`/estimate`: needs no prices, so no store."""
+    assert params.estimate is not None  # EstimateParams validation made it
+    return dumps(params.estimate.model_dump(mode="json"))
 
 
 def offer_json(offer: Offer) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from api.answer_cache import AnswerCache
 from api.errors import install_error_handlers
-from api.routes import cheapest, offers, providers
+from api.routes import cheapest, estimate, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
 from collectors.schedule import build_scheduler
@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     )
     install_error_handlers(app)
     app.add_middleware(AnswerCache, owner=app)
-    for module in (cheapest, offers, providers):
+    for module in (cheapest, estimate, offers, providers):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
@@ -64,7 +64,15 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
                 {
                     "service": "gpuprice",
                     "version": VERSION,
-                    "endpoints": ["/cheapest?mem=60GB&hours=200", "/offers", "/providers", "/healthz", "/docs"],
+                    "endpoints": [
+                        "/cheapest?mem=60GB&hours=200",
+                        "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&hours=200",
+                        "/estimate?model=qwen2.5-14b&workload=lora&context=4096",
+                        "/offers",
+                        "/providers",
+                        "/healthz",
+                        "/docs",
+                    ],
                 }
             )
         )

@@ -1,7 +1,9 @@
 """`/cheapest`: which current offers can hold the job, what the job would cost on each, ranked.
 
 CONTRACT §3–4. An option is viable when `gpu_count × gpu_memory_gb ≥ mem` (or, with `single_gpu`,
-when one GPU holds it all). Its cost for `hours` of wall-clock time follows its pricing model:
+when one GPU holds it all). With the estimator's inputs instead of `mem`, a `Judge`
+(api/cheapest_estimate.py) decides viability per GPU count, adds its figures to each option and may
+rank by ¥ per million tokens. Its cost for `hours` of wall-clock time follows its pricing model:
 
 - on_demand, spot: the provider's billing rule (increment and minimum charge) gives the billed
   hours; stepped prices (cheaper after N hours) are applied segment by segment;
@@ -16,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -28,7 +31,7 @@ from pricedb.settings import Settings
 class CheapestQuery(BaseModel):
     """The question, as understood (echoed back in the answer)."""
 
-    mem_gb: float
+    mem_gb: float | None  # None: the estimator's inputs were given instead (a Judge decides viability)
     hours: float = 1.0
     pricing: list[Pricing] = []
     provider: list[str] = []
@@ -92,10 +95,41 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     return JobCost(billed, total, " + ".join(parts) + " (stepped price)")
 
 
+def pcie_note(how: str) -> str:
+    """The note on options whose GPUs only talk over PCIe; `how` says how the job is split."""
+    return f"PCIe-only machine: {how} crosses PCIe, not NVLink, so multi-GPU scaling is weaker than over NVLink."
+
+
+class Judge(Protocol):
+    """Viability and extra figures for a job described by the estimator rather than by `mem`."""
+
+    def fits(self, offer: Offer) -> bool: ...
+
+    def option_fields(self, offer: Offer) -> dict[str, Any]: ...
+
+    def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
 def viable(offer: Offer, query: CheapestQuery) -> bool:
+    assert query.mem_gb is not None
     if query.single_gpu:
         return offer.gpu_memory_gb >= query.mem_gb
     return offer.gpu_count * offer.gpu_memory_gb >= query.mem_gb
+
+
+def split_over_pcie(offer: Offer, gpus_used: int) -> bool:
+    """A job spread over several GPUs of a machine whose GPUs only talk over PCIe."""
+    return gpus_used > 1 and (offer.interconnect or "").lower() == "pcie"
+
+
+def mem_job_notes(offer: Offer, query: CheapestQuery) -> list[str]:
+    assert query.mem_gb is not None
+    spans = not query.single_gpu and query.mem_gb > offer.gpu_memory_gb
+    if spans and split_over_pcie(offer, offer.gpu_count):
+        return [pcie_note(f"a job spread over its {offer.gpu_count} GPUs")]
+    return []
 
 
 @dataclass(frozen=True)
@@ -105,7 +139,7 @@ class Selection:
     excluded: dict[str, int]  # how many viable offers each filter took out
 
 
-def select(offers: list[Offer], query: CheapestQuery, settings: Settings) -> Selection:
+def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge: Judge | None = None) -> Selection:
     pricings = set(query.pricing)
     providers = set(query.provider)
     regions = {r.lower() for r in query.region}
@@ -114,11 +148,13 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings) -> Sel
     ranked: list[tuple[Offer, JobCost]] = []
     unpriced: list[Offer] = []
     for offer in offers:
-        if offer.gpu_model.lower() != gpu or not viable(offer, query):
+        if offer.gpu_model.lower() != gpu:
             continue
         if (pricings and offer.pricing not in pricings) or (providers and offer.provider not in providers):
             continue
         if regions and offer.region.lower() not in regions:
+            continue
+        if not (judge.fits(offer) if judge is not None else viable(offer, query)):
             continue
         if not query.interruptible and offer.pricing == Pricing.SPOT.value:
             excluded["interruptible"] += 1
@@ -134,7 +170,10 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings) -> Sel
             unpriced.append(offer)
         else:
             ranked.append((offer, cost))
-    ranked.sort(key=lambda pair: (pair[1].total_cny, pair[0].cny_per_gb_hour or 0.0, pair[0].key))
+    if judge is not None:
+        ranked.sort(key=lambda pair: judge.rank_key(*pair))
+    else:
+        ranked.sort(key=lambda pair: (pair[1].total_cny, pair[0].cny_per_gb_hour or 0.0, pair[0].key))
     return Selection(ranked, unpriced, excluded)
 
 
@@ -190,17 +229,29 @@ def unpriced_json(offer: Offer) -> dict[str, object]:
 
 
 def answer(
-    offers: list[Offer], query: CheapestQuery, settings: Settings, as_of: datetime | None, query_echo: dict[str, object]
+    offers: list[Offer],
+    query: CheapestQuery,
+    settings: Settings,
+    as_of: datetime | None,
+    query_echo: dict[str, object],
+    judge: Judge | None = None,
 ) -> dict[str, object]:
-    selection = select(offers, query, settings)
-    options = [option_json(i + 1, o, c) for i, (o, c) in enumerate(selection.ranked[: query.limit])]
+    selection = select(offers, query, settings, judge)
+    options = []
+    for index, (offer, cost) in enumerate(selection.ranked[: query.limit]):
+        row = option_json(index + 1, offer, cost)
+        row.update(judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)})
+        options.append(row)
+    summary = judge.summary() if judge is not None else {}
     return {
         "query": query_echo,
-        "estimate": None,
+        "estimate": summary.pop("estimate", None),
         "options": options,
         "as_of": iso(as_of),
-        # Extensions: what was viable but left out, and why; offers that could not be priced in CNY.
+        # Extensions: what was viable but left out, and why; offers that could not be priced in CNY;
+        # with the estimator, how each configuration was judged and how throughput was estimated.
         "viable_count": len(selection.ranked),
         "excluded": selection.excluded,
         "unpriced": [unpriced_json(o) for o in selection.unpriced],
+        **summary,
     }

@@ -19,9 +19,9 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from api import render
-from api.answers import cheapest_answer, offers_answer, providers_answer
+from api.answers import cheapest_answer, estimate_answer, offers_answer, providers_answer
 from api.app import VERSION
-from api.filters import CheapestParams, OffersParams
+from api.filters import CheapestParams, EstimateParams, EstimatorFields, OffersParams
 from api.state import AppState
 from pricedb.models import RunStatus
 from pricedb.settings import Settings
@@ -175,11 +175,20 @@ def cmd_cheapest(args: argparse.Namespace) -> int:
         "interruptible": args.interruptible,
         "include_unavailable": args.include_unavailable,
         "include_stale": args.include_stale,
+        "rank_by": args.rank_by,
         "limit": args.limit,
+        **_estimator_values(args),
     }
     params = _params(CheapestParams, values)
     payload = _answer(settings, lambda state: cheapest_answer(state, params), "/cheapest", values)
     _emit(args, payload, render.cheapest_table)
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """Needs no prices, so no database."""
+    params = _params(EstimateParams, _estimator_values(args))
+    _emit(args, json.loads(estimate_answer(params)), render.estimate_table)
     return 0
 
 
@@ -223,6 +232,32 @@ def _filters(parser: argparse.ArgumentParser) -> None:
     _bool_option(parser, "include-stale", "include offers of providers whose last run failed or is old")
 
 
+ESTIMATOR_HELP = {
+    "model": "catalog name or Hugging Face id (llama-2-13b, Qwen/Qwen2.5-14B)",
+    "params": "parameter count instead of a model: 7B, 13e9",
+    "workload": "inference (default), lora, qlora, full_finetune",
+    "precision": "fp32, bf16 (default), fp16, int8, int4",
+    "context": "tokens per sequence (prompt + output)",
+    "batch": "concurrent sequences (training: micro-batch per GPU)",
+    "gpus": "GPUs the job runs on (cheapest: only machines with that many)",
+    "zero": "ZeRO stage 0-3 (training; default: chosen per GPU count)",
+    "gradient_checkpointing": "true/false (training; default true)",
+    "optimizer": "adamw (default), adamw8bit, sgd",
+    "lora_rank": "LoRA rank (default 64)",
+    "engine": "hf (default) or vllm (inference)",
+}
+
+
+def _estimator_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("the job to estimate (instead of --mem)")
+    for name in EstimatorFields.model_fields:
+        group.add_argument(f"--{name.replace('_', '-')}", help=ESTIMATOR_HELP.get(name, "architecture override"))
+
+
+def _estimator_values(args: argparse.Namespace) -> dict[str, Any]:
+    return {name: getattr(args, name) for name in EstimatorFields.model_fields}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpuprice", description="What GPU rental really costs, everywhere.")
     parser.add_argument("--version", action="version", version=f"gpuprice {VERSION}")
@@ -244,13 +279,19 @@ def build_parser() -> argparse.ArgumentParser:
     collect.set_defaults(handler=cmd_collect)
 
     cheapest = commands.add_parser("cheapest", parents=[common], help="cheapest viable options for a job")
-    cheapest.add_argument("--mem", required=True, help="GPU memory needed: 60GB, 60 GiB or 60")
+    cheapest.add_argument("--mem", help="GPU memory needed: 60GB, 60 GiB or 60 (or describe the job: --model …)")
     cheapest.add_argument("--hours", default=None, help="wall-clock hours (default 1)")
     _filters(cheapest)
     _bool_option(cheapest, "single-gpu", "the whole need on one GPU")
     _bool_option(cheapest, "interruptible", "include spot (default true; --interruptible false drops it)")
+    cheapest.add_argument("--rank-by", default=None, help="total (default) or per_mtoken (inference estimates)")
     cheapest.add_argument("--limit", type=int, default=None)
+    _estimator_options(cheapest)
     cheapest.set_defaults(handler=cmd_cheapest)
+
+    estimate = commands.add_parser("estimate", parents=[common], help="GPU memory a workload needs")
+    _estimator_options(estimate)
+    estimate.set_defaults(handler=cmd_estimate)
 
     offers = commands.add_parser("offers", parents=[common], help="current offers")
     _filters(offers)

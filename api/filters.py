@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from api.cheapest import CheapestQuery
+from api.cheapest_estimate import THROUGHPUT_GPUS
+from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
 from api.params import parse_bool, parse_choices, parse_hours, parse_mem_gb, parse_pricings, parse_regions
 from collectors.registry import COLLECTORS
 from pricedb.gpus import MODEL_FACTS
+
 
 def known_providers() -> list[str]:
     return list(COLLECTORS)
@@ -60,8 +64,83 @@ class OfferFilters(BaseModel):
         return _bool_field(value)
 
 
-class CheapestParams(OfferFilters):
-    mem: str
+def _invalid(problems: list[tuple[str, str, Any]]) -> ValidationError:
+    """A ValidationError naming each (parameter, message, value), raised from a model validator so
+    that the 422 body (and the CLI's error line) still names the parameter."""
+    return ValidationError.from_exception_data(
+        "query",
+        [
+            InitErrorDetails(type=PydanticCustomError("invalid", "{message}", {"message": m}), loc=(p,), input=v)
+            for p, m, v in problems
+        ],
+    )
+
+
+class EstimatorFields(BaseModel):
+    """The memory estimator's inputs (CONTRACT §4 `/estimate`), as text, validated by the estimator:
+    `EstimateQuery` for each value, `estimate()` for the query as a whole (unknown model, impossible
+    combinations). Empty values count as not given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    params: str | None = None
+    layers: str | None = None
+    hidden: str | None = None
+    heads: str | None = None
+    kv_heads: str | None = None
+    head_dim: str | None = None
+    vocab: str | None = None
+    intermediate: str | None = None
+    workload: str | None = None
+    precision: str | None = None
+    context: str | None = None
+    batch: str | None = None
+    gpus: str | None = None
+    zero: str | None = None
+    gradient_checkpointing: str | None = None
+    optimizer: str | None = None
+    lora_rank: str | None = None
+    engine: str | None = None
+
+    _estimate: Estimate | None = PrivateAttr(None)
+
+    def estimator_values(self) -> dict[str, str]:
+        values = {name: getattr(self, name) for name in EstimatorFields.model_fields}
+        return {name: value for name, value in values.items() if value is not None and value.strip()}
+
+    def _run_estimator(self) -> Estimate:
+        values = self.estimator_values()
+        try:
+            result = estimate(EstimateQuery(**values))
+        except ValidationError as exc:
+            raise _invalid(
+                [(str(e["loc"][-1]), str(e["msg"]).removeprefix("Value error, "), e["input"]) for e in exc.errors()]
+            ) from None
+        except EstimatorError as exc:
+            raise _invalid([(exc.param, exc.message, values.get(exc.param))]) from None
+        self._estimate = result
+        return result
+
+    @property
+    def estimate(self) -> Estimate | None:
+        """The estimate of the given inputs (computed once, when the parameters were validated)."""
+        return self._estimate
+
+
+class EstimateParams(EstimatorFields):
+    """`/estimate` and `gpuprice estimate`."""
+
+    @model_validator(mode="after")
+    def _estimated(self) -> EstimateParams:
+        self._run_estimator()
+        return self
+
+
+class CheapestParams(OfferFilters, EstimatorFields):
+    """`/cheapest`: `mem`, or the estimator's inputs (then each option is judged on its own GPU count)."""
+
+    mem: str | None = None
     hours: str = "1"
     single_gpu: bool | None = None
     interruptible: bool | None = None
@@ -70,8 +149,8 @@ class CheapestParams(OfferFilters):
 
     @field_validator("mem")
     @classmethod
-    def _mem(cls, value: str) -> str:
-        return f"{parse_mem_gb(value):g}"
+    def _mem(cls, value: str | None) -> str | None:
+        return None if value is None else f"{parse_mem_gb(value):g}"
 
     @field_validator("hours")
     @classmethod
@@ -90,16 +169,36 @@ class CheapestParams(OfferFilters):
             raise ValueError("must be between 1 and 500")
         return value
 
-    @field_validator("rank_by")
-    @classmethod
-    def _rank_by(cls, value: str) -> str:
-        if value == "per_mtoken":
-            raise ValueError("per_mtoken ranks inference estimates: give model or params with workload=inference")
-        return value
+    @model_validator(mode="after")
+    def _mem_or_estimate(self) -> CheapestParams:
+        given = self.estimator_values()
+        if self.mem is not None and given:
+            raise _invalid([("mem", f"give mem or the estimator's inputs ({', '.join(given)}), not both", self.mem)])
+        if self.mem is None and not given:
+            raise _invalid(
+                [("mem", "give mem (e.g. 60GB), or the job to estimate: model (e.g. llama-2-13b) or params "
+                  "(e.g. 7B) with workload, precision, context, …", None)]
+            )  # fmt: skip
+        result = self._run_estimator() if given else None
+        if result is not None and self.single_gpu and result.gpus > 1:
+            raise _invalid([("single_gpu", f"contradicts gpus={result.gpus}: give one of them", "true")])
+        if self.rank_by == "per_mtoken":
+            if result is None or result.workload is not Workload.INFERENCE:
+                what = "mem gives no throughput" if result is None else f"workload is {result.workload.value}"
+                raise _invalid(
+                    [("rank_by", f"per_mtoken ranks inference estimates ({what}): give model or params "
+                      "with workload=inference, or rank_by=total", self.rank_by)]
+                )  # fmt: skip
+            if self.gpu not in THROUGHPUT_GPUS:
+                raise _invalid(
+                    [("rank_by", f"per_mtoken needs a throughput estimate, made for {', '.join(THROUGHPUT_GPUS)} "
+                      f"only (gpu={self.gpu})", self.rank_by)]
+                )  # fmt: skip
+        return self
 
     def to_query(self) -> CheapestQuery:
         return CheapestQuery(
-            mem_gb=float(self.mem),
+            mem_gb=None if self.mem is None else float(self.mem),
             hours=float(self.hours),
             pricing=parse_pricings(self.pricing),
             provider=parse_choices(self.provider, known_providers(), "provider"),

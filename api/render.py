@@ -27,21 +27,39 @@ def _flags(row: dict[str, Any]) -> str:
     return ", ".join(flags)
 
 
-def cheapest_table(payload: dict[str, Any]) -> None:
-    query = payload["query"]
-    table = Table(
-        title=f"Cheapest ways to get {query['mem_gb']:g} GB of {query['gpu']} memory for {query['hours']:g} h",
-        caption=f"prices as of {payload['as_of']}; total = billed hours × ¥/h "
-        "(monthly: whole months; reserved: whole term)",
+def _cheapest_title(payload: dict[str, Any]) -> str:
+    query, estimate = payload["query"], payload.get("estimate")
+    if estimate is None:
+        return f"Cheapest ways to get {query['mem_gb']:g} GB of {query['gpu']} memory for {query['hours']:g} h"
+    what = estimate["model"] or f"a {estimate['params_b']:g}B model"
+    return (
+        f"Cheapest ways to run {what} ({estimate['workload']}, {estimate['precision']}, context {estimate['context']}, "
+        f"batch {estimate['batch']}) on {query['gpu']} for {query['hours']:g} h"
     )
-    for name, justify in [
+
+
+def cheapest_table(payload: dict[str, Any]) -> None:
+    estimate = payload.get("estimate")
+    per_mtoken = bool(payload.get("throughput"))
+    table = Table(
+        title=_cheapest_title(payload),
+        caption=f"prices as of {payload['as_of']}; total = billed hours × ¥/h "
+        "(monthly: whole months; reserved: whole term)"
+        + ("; need/GPU = high end of the per-GPU band vs the usable part of the card" if estimate else ""),
+    )
+    columns = [
         ("#", "right"), ("provider", "left"), ("region", "left"), ("sku", "left"), ("GPUs", "left"),
         ("pricing", "left"), ("price", "right"), ("¥/h", "right"), ("¥/GB·h", "right"),
-        ("billed h", "right"), ("total ¥", "right"), ("", "left"),
-    ]:  # fmt: skip
+        ("billed h", "right"), ("total ¥", "right"),
+    ]  # fmt: skip
+    if estimate:
+        columns.append(("need/GPU GiB", "right"))
+    if per_mtoken:
+        columns += [("tok/s", "right"), ("¥/Mtok", "right")]
+    for name, justify in [*columns, ("", "left")]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in payload["options"]:
-        table.add_row(
+        cells = [
             str(row["rank"]),
             row["provider"],
             row["region"],
@@ -53,9 +71,16 @@ def cheapest_table(payload: dict[str, Any]) -> None:
             _num(row["cny_per_gb_hour"], 4),
             f"{row['billed_hours']:g}",
             _num(row["total_cny"]),
-            _flags(row),
-        )
+        ]
+        if estimate:
+            cells.append(f"{_num(row['per_gpu_need_gb'], 1)}/{row['usable_gb']:g}")
+        if per_mtoken:
+            cells += [_num(row["tokens_per_s"], 1), _num(row["cny_per_mtoken"])]
+        flags = _flags(row) + (" [cyan]PCIe[/cyan]" if any("PCIe" in n for n in row.get("job_notes", [])) else "")
+        table.add_row(*cells, flags.strip())
     console.print(table)
+    if estimate:
+        _estimate_summary(payload)
     left_out = {k: v for k, v in payload.get("excluded", {}).items() if v}
     if left_out:
         console.print("left out: " + ", ".join(f"{count} {why}" for why, count in left_out.items()))
@@ -63,6 +88,53 @@ def cheapest_table(payload: dict[str, Any]) -> None:
         console.print(f"not ranked: {row['provider']}/{row['region']}/{row['sku']} ({row['pricing']}): {row['reason']}")
     if not payload["options"]:
         console.print("no viable option: try more hours, fewer GB, include_stale, or `gpuprice collect`")
+
+
+def _estimate_summary(payload: dict[str, Any]) -> None:
+    estimate, viability = payload["estimate"], payload["viability"]
+    console.print(
+        f"estimate: {estimate['per_gpu_gb']:g} GiB on {estimate['gpus']} GPU(s) "
+        f"(band {estimate['per_gpu_low_gb']:g}–{estimate['per_gpu_high_gb']:g}); {viability['rule']} "
+        f"(headroom {viability['headroom']:g})"
+    )
+    for config in viability["configurations"]:
+        verdict = "[green]fits[/green]" if config["viable"] else f"[red]no[/red]: {config['reason']}"
+        console.print(
+            f"  {config['gpu_count']}×{config['gpu_memory_gb']:g}GB: {config['strategy']}, "
+            f"{_num(config['per_gpu_need_gb'], 1)} of {config['usable_gb']:g} GiB per GPU — {verdict}"
+        )
+    notes = {n for row in payload["options"] for n in row.get("job_notes", [])}
+    for note in sorted(notes):
+        console.print(f"note: {note}")
+    if payload.get("throughput"):
+        console.print("throughput is an estimate: " + " ".join(payload["throughput"]["notes"]))
+
+
+def estimate_table(payload: dict[str, Any]) -> None:
+    what = payload["model"] or f"{payload['params_b']:g}B parameters"
+    table = Table(
+        title=f"{what}: {payload['workload']}, {payload['precision']}, context {payload['context']}, "
+        f"batch {payload['batch']}, {payload['gpus']} GPU(s)",
+        caption=f"sizes in {payload['unit']} per GPU; layout: {payload['strategy']}",
+    )
+    table.add_column("component")
+    table.add_column("GiB per GPU", justify="right")
+    for name, value in payload["breakdown"].items():
+        if value:
+            table.add_row(name.removesuffix("_gb").replace("_", " "), f"{value:,.2f}")
+    table.add_row("[bold]per GPU[/bold]", f"[bold]{payload['per_gpu_gb']:,.2f}[/bold]")
+    table.add_row("band per GPU", f"{payload['per_gpu_low_gb']:,.2f}–{payload['per_gpu_high_gb']:,.2f}")
+    total = f"{payload['total_gb']:,.2f} ({payload['low_gb']:,.2f}–{payload['high_gb']:,.2f})"
+    table.add_row("total (all GPUs)", total)
+    console.print(table)
+    if payload["borderline"]:
+        cards = ", ".join(f"{c} GiB" for c in payload["borderline_cards_gb"])
+        console.print(f"[yellow]borderline[/yellow] for {cards} cards: measure before committing")
+    for warning in payload["warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    console.print("assumptions:")
+    for line in payload["assumptions"]:
+        console.print(f"  • {line}")
 
 
 def offers_table(payload: dict[str, Any]) -> None:

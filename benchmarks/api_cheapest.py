@@ -1,4 +1,5 @@
-"""Benchmark: `/cheapest?mem=60GB&hours=200` over real HTTP, beside a trivial endpoint.
+"""Benchmark: `/cheapest?mem=60GB&hours=200` over real HTTP, beside a trivial endpoint; and the
+same endpoint asked by model and workload (the estimator), cold and repeated.
 
 Machines here are noisy, so the figure that matters is a ratio measured in the same run: the
 cheapest endpoint's requests/s against a trivial FastAPI endpoint that returns a fixed small JSON
@@ -6,7 +7,8 @@ answer from the same server (uvicorn, one worker). Load comes from `wrk` (Debian
 at 1 and at 8 connections. The database holds 2,000 current offers and 1,000,000 observations.
 
 Targets (issue 2): p50 ≤ 2 ms at one connection; at 8 connections at least half the trivial
-endpoint's requests/s.
+endpoint's requests/s. Estimator queries (issue 5) go through the same caches: the estimate is made
+once per uncached question and each GPU count is planned once, not once per offer.
 
     python benchmarks/api_cheapest.py [--seconds 10] [--offers 2000] [--observations 1000000]
 """
@@ -34,6 +36,7 @@ from pricedb.settings import Settings  # noqa: E402
 from pricedb.store import PriceStore, RunRecord, utc_naive  # noqa: E402
 
 CHEAPEST = "/cheapest?mem=60GB&hours=200"
+BY_MODEL = "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&context=4096&hours=200"
 TRIVIAL = "/bench/trivial"
 
 
@@ -151,6 +154,23 @@ def cold_answers(base: str, count: int = 30) -> list[float]:
     return timings
 
 
+def cold_estimator_answers(base: str, count: int = 30) -> tuple[float, list[float]]:
+    """Milliseconds for the first estimator question the server ever sees (the estimator's own caches
+    cold too), then per uncached answer to the same job with other hours (a miss of the answer cache)."""
+    import httpx
+
+    with httpx.Client() as client:
+        start = time.perf_counter()
+        client.get(base + BY_MODEL).raise_for_status()
+        first = (time.perf_counter() - start) * 1000
+        timings = []
+        for extra in range(count):
+            start = time.perf_counter()
+            client.get(base + BY_MODEL.replace("hours=200", f"hours={201 + extra}")).raise_for_status()
+            timings.append((time.perf_counter() - start) * 1000)
+    return first, timings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
@@ -174,18 +194,23 @@ def main() -> None:
             base = f"http://127.0.0.1:{port}"
             misses = cold_answers(base)
             print(f"uncached answers (distinct questions, median of {len(misses)}): {statistics.median(misses):.2f} ms")
+            first, by_model = cold_estimator_answers(base)
+            print(f"by model, first question (estimator cold): {first:.2f} ms")
+            print(f"by model, uncached answers (median of {len(by_model)}): {statistics.median(by_model):.2f} ms")
             print(f"wrk, {args.seconds} s per run, one uvicorn worker, {os.cpu_count()} CPUs")
-            print(f"{'endpoint':<34}{'conns':>6}{'req/s':>10}{'p50 ms':>9}")
+            print(f"{'endpoint':<34}{'conns':>6}{'req/s':>10}{'p50 ms':>9}   (by model = {BY_MODEL})")
             results = {}
             for connections in (1, 8):
-                for name, path in (("trivial", TRIVIAL), ("cheapest", CHEAPEST)):
+                for name, path in (("trivial", TRIVIAL), ("cheapest", CHEAPEST), ("by model", BY_MODEL)):
                     rps, p50 = wrk(base + path, connections, args.seconds)
                     results[(name, connections)] = (rps, p50)
-                    print(f"{path:<34}{connections:>6}{rps:>10,.0f}{p50:>9.3f}")
+                    print(f"{path[:34]:<34}{connections:>6}{rps:>10,.0f}{p50:>9.3f}")
             c1, c8 = results[("cheapest", 1)], results[("cheapest", 8)]
             t8 = results[("trivial", 8)]
             print(f"cheapest p50 at 1 connection: {c1[1]:.3f} ms (target ≤ 2 ms)")
             print(f"cheapest/trivial req/s at 8 connections: {c8[0] / t8[0]:.2f} (target ≥ 0.50)")
+            m1, m8 = results[("by model", 1)], results[("by model", 8)]
+            print(f"by model p50 at 1 connection: {m1[1]:.3f} ms; by model/trivial at 8: {m8[0] / t8[0]:.2f}")
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -94,6 +94,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     max_limit: int = 500
+    # /cheapest with estimator inputs: a job fits a GPU when its per-GPU need ≤ this share of the card.
+    gpu_memory_headroom: float = Field(default=0.90, gt=0.0, le=1.0)
 
     @field_validator("regions", mode="before")
     @classmethod

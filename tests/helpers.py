@@ -62,3 +62,14 @@ class Sleeps:
 
     async def __call__(self, delay: float) -> None:
         self.delays.append(delay)
+
+
+def assert_422_naming(response, parameter: str, message: str) -> None:
+    """The one 4xx error shape (api/errors.py), with a problem naming `parameter` whose message says `message`."""
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert set(body) == {"status", "error", "message", "errors"}
+    assert body["status"] == 422 and body["error"] == "invalid_parameter"
+    problem = next(p for p in body["errors"] if p["parameter"] == parameter)
+    assert message in problem["message"]
+    assert body["message"].startswith(f"{body['errors'][0]['parameter']}: ")

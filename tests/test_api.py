@@ -11,7 +11,7 @@ from api.app import create_app
 from pricedb.models import Availability, Pricing, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
-from tests.helpers import NOW, make_quote, make_run, seed_fx
+from tests.helpers import NOW, assert_422_naming, make_quote, make_run, seed_fx
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ BAD = [
     ("/cheapest?mem=60&single_gpu=maybe", "single_gpu", "not true or false"),
     ("/cheapest?mem=60&gpu=RTX4090", "gpu", "unknown gpu"),
     ("/cheapest?mem=60&rank_by=per_mtoken", "rank_by", "inference"),
-    ("/cheapest?hours=10", "mem", "Field required"),
+    ("/cheapest?hours=10", "mem", "give mem (e.g. 60GB), or the job to estimate"),
     ("/cheapest?mem=60&memory=60", "memory", "unknown parameter"),
     ("/offers?sort=price;drop", "sort", "Input should be"),
 ]
@@ -141,14 +141,7 @@ BAD = [
 
 @pytest.mark.parametrize(("url", "parameter", "message"), BAD)
 def test_bad_input_is_a_422_naming_the_parameter(client: TestClient, url: str, parameter: str, message: str) -> None:
-    response = client.get(url)
-    assert response.status_code == 422
-    body = response.json()
-    assert set(body) == {"status", "error", "message", "errors"}
-    assert body["status"] == 422 and body["error"] == "invalid_parameter"
-    problem = next(p for p in body["errors"] if p["parameter"] == parameter)
-    assert message in problem["message"]
-    assert body["message"].startswith(f"{body['errors'][0]['parameter']}: ")
+    assert_422_naming(client.get(url), parameter, message)
 
 
 def test_one_error_shape_for_every_4xx(client: TestClient) -> None:

@@ -14,9 +14,15 @@ router = APIRouter(tags=["cheapest"])
 
 @router.get("/cheapest")
 async def cheapest(request: Request, params: Annotated[CheapestParams, Query()], state: State) -> Response:
-    """Ranked cheapest viable options for `mem` GB of GPU memory over `hours` of wall-clock time.
+    """Ranked cheapest viable options for `mem` GB of GPU memory over `hours` of wall-clock time, or
+    for a job described by the estimator's inputs (`model` or `params`, `workload`, … as `/estimate`).
 
-    An option is viable when `gpu_count × gpu_memory_gb ≥ mem` (per GPU with `single_gpu`). Each
+    With `mem`, an option is viable when `gpu_count × gpu_memory_gb ≥ mem` (per GPU with `single_gpu`).
+    With estimator inputs, each option is re-estimated for its own GPU count and is viable when the
+    per-GPU need (the band's high end) fits the usable part of each card (`GPUPRICE_GPU_MEMORY_HEADROOM`,
+    default 90%); the answer has the estimate, and per option `per_gpu_need_gb` against `usable_gb`.
+    Inference options get an estimated `tokens_per_s` and `cny_per_mtoken`; `rank_by=per_mtoken`
+    ranks by the latter. Each
     shows `billed_hours` and `total_cny` (billing rule per provider; monthly = ceil(hours/730)
     months; reserved = the whole term), sorted by total, then ¥/GB·h. Stale and sold-out offers
     are left out unless `include_stale` / `include_unavailable`; `interruptible=false` drops spot."""

@@ -1,0 +1,195 @@
+"""`/cheapest` with the estimator's inputs instead of `mem` (CONTRACT §4; docs/estimator.md).
+
+Every candidate configuration is judged with its own GPU count: the job is re-estimated for
+`gpu_count` GPUs (`per_gpu_plan`: ZeRO sharding for training, tensor parallelism or a layer split
+for inference), and the option is viable when the per-GPU band's high end fits `headroom` (setting
+`GPUPRICE_GPU_MEMORY_HEADROOM`, default 0.90) of each of its cards. A job that cannot be sharded
+(explicit `zero=0`) needs the whole of it on every GPU, which the plan already says. With
+`single_gpu` the job runs on one GPU of any machine; with `gpus` only machines with that many GPUs
+are considered.
+
+The estimate is made once per request (when the parameters are validated); plans once per distinct
+GPU count, throughput once per distinct card. For inference each option also gets an estimated
+decoding speed and ¥ per million generated tokens, `cny_per_hour / (tokens_per_s × 3600) × 10^6`,
+and `rank_by=per_mtoken` ranks by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from api.cheapest import JobCost, pcie_note, split_over_pcie
+from api.estimator import (
+    Estimate,
+    EstimateQuery,
+    GpuPlan,
+    Throughput,
+    cny_per_million_tokens,
+    decode_throughput,
+    per_gpu_plan,
+)
+from pricedb.queries import Offer
+
+VIABILITY_RULE = (
+    "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
+    "≤ usable_gb = gpu_memory_gb × headroom on each of its GPUs"
+)
+# GPU models whose memory bandwidth the throughput estimate knows (api/estimator/throughput.py).
+THROUGHPUT_GPUS = ("A100",)
+THROUGHPUT_RULE = "tokens_per_s = batch / step time; cny_per_mtoken = cny_per_hour / (tokens_per_s × 3600) × 10^6"
+
+
+@lru_cache(maxsize=1024)
+def _throughput(
+    query: EstimateQuery, gpu_count: int, gpu_memory_gb: float, form_factor: str | None, interconnect: str | None
+) -> Throughput:
+    return decode_throughput(
+        query, gpu_memory_gb=gpu_memory_gb, gpu_count=gpu_count, form_factor=form_factor, interconnect=interconnect
+    )
+
+
+def _gb(value: float) -> float | None:
+    return round(value, 2) if value != float("inf") else None
+
+
+@dataclass
+class EstimateJudge:
+    """Viability, per-option figures and ranking for one estimate (implements api.cheapest.Judge)."""
+
+    estimate: Estimate
+    headroom: float
+    single_gpu: bool = False
+    gpus: int | None = None  # the job's own GPU count, when given: only machines with that many
+    rank_by: str = "total"
+    _plans: dict[int, GpuPlan] = field(default_factory=dict)
+    _configurations: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)
+    _throughputs: dict[tuple[int, float, str | None, str | None], Throughput] = field(default_factory=dict)
+
+    @property
+    def inference(self) -> bool:
+        return not self.estimate.workload.training
+
+    def gpus_used(self, offer: Offer) -> int:
+        return 1 if self.single_gpu else offer.gpu_count
+
+    def plan(self, gpu_count: int) -> GpuPlan:
+        plan = self._plans.get(gpu_count)
+        if plan is None:
+            plan = self._plans[gpu_count] = per_gpu_plan(self.estimate, gpu_count)
+        return plan
+
+    def throughput(self, offer: Offer) -> Throughput:
+        """Decoding speed on this offer's cards, once per distinct card and GPU count (ranking asks per offer)."""
+        key = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect)
+        found = self._throughputs.get(key)
+        if found is None:
+            found = self._throughputs[key] = _throughput(self.estimate.query, *key)
+        return found
+
+    def usable_gb(self, offer: Offer) -> float:
+        return offer.gpu_memory_gb * self.headroom
+
+    # --- Judge ----------------------------------------------------------------------------------
+    def fits(self, offer: Offer) -> bool:
+        if self.gpus is not None and offer.gpu_count != self.gpus:
+            return False
+        key = (offer.gpu_count, offer.gpu_memory_gb)
+        verdict = self._configurations.get(key)
+        if verdict is None:
+            used = self.gpus_used(offer)
+            plan = self.plan(used)
+            viable = plan.fits(offer.gpu_memory_gb, self.headroom)
+            verdict = self._configurations[key] = {
+                "gpu_count": offer.gpu_count,
+                "gpu_memory_gb": offer.gpu_memory_gb,
+                "gpus_used": used,
+                "per_gpu_need_gb": _gb(plan.need_gb),
+                "usable_gb": round(self.usable_gb(offer), 2),
+                "strategy": plan.strategy,
+                "viable": viable,
+                "reason": plan.reason or (None if viable else self._too_small(plan, offer)),
+            }
+        return bool(verdict["viable"])
+
+    def _too_small(self, plan: GpuPlan, offer: Offer) -> str:
+        return (
+            f"needs {plan.need_gb:.1f} GiB per GPU, more than the {self.usable_gb(offer):.1f} GiB usable "
+            f"({self.headroom:.0%} of {offer.gpu_memory_gb:g} GiB)"
+        )
+
+    def option_fields(self, offer: Offer) -> dict[str, Any]:
+        used = self.gpus_used(offer)
+        plan = self.plan(used)
+        notes = []
+        if split_over_pcie(offer, used):
+            notes.append(pcie_note(plan.strategy))
+        fields: dict[str, Any] = {
+            "gpus_used": used,
+            "per_gpu_need_gb": _gb(plan.need_gb),
+            "per_gpu_point_gb": _gb(plan.point_gb),
+            "usable_gb": round(self.usable_gb(offer), 2),
+            "strategy": plan.strategy,
+            "zero": plan.zero,
+        }
+        if self.inference:
+            fields.update(self._throughput_fields(offer))
+            single = self.plan(1)
+            if used > 1 and single.fits(offer.gpu_memory_gb, self.headroom):
+                notes.append(
+                    f"One GPU holds this job ({single.need_gb:.1f} ≤ {self.usable_gb(offer):.1f} GiB): {used} "
+                    f"independent copies would decode about {used}× the tokens; tokens_per_s and cny_per_mtoken "
+                    f"here are for one copy on {used} GPUs."
+                )
+        fields["job_notes"] = notes
+        return fields
+
+    def _throughput_fields(self, offer: Offer) -> dict[str, Any]:
+        if offer.gpu_model not in THROUGHPUT_GPUS:
+            return {
+                "tokens_per_s": None,
+                "cny_per_mtoken": None,
+                "throughput": {"notes": [f"no bandwidth figures for {offer.gpu_model}: throughput not estimated"]},
+            }
+        tp = self.throughput(offer)
+        per_mtoken = None if offer.cny_per_hour is None else cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s)
+        inputs = tp.as_dict()
+        inputs.pop("tokens_per_s")
+        shared = self._shared_notes()
+        inputs["notes"] = [n for n in tp.notes if n not in shared]  # the shared ones are said once, in the answer
+        return {"tokens_per_s": round(tp.tokens_per_s, 2), "cny_per_mtoken": _round4(per_mtoken), "throughput": inputs}
+
+    def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]:
+        by_total = (cost.total_cny, offer.cny_per_gb_hour or 0.0, offer.key)
+        if self.rank_by != "per_mtoken":
+            return by_total
+        assert offer.cny_per_hour is not None  # only priced options are ranked
+        return (cny_per_million_tokens(offer.cny_per_hour, self.throughput(offer).tokens_per_s), *by_total)
+
+    def summary(self) -> dict[str, Any]:
+        configurations = sorted(self._configurations.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"]))
+        body: dict[str, Any] = {
+            "estimate": self.estimate.model_dump(mode="json"),
+            "viability": {
+                "rule": VIABILITY_RULE,
+                "headroom": self.headroom,
+                "estimate_gpus": self.estimate.gpus,
+                "note": f"The estimate above is for gpus={self.estimate.gpus} (as given; default 1); every "
+                "configuration is re-estimated for its own GPU count"
+                + (" (single_gpu: one GPU of each machine)." if self.single_gpu else "."),
+                "configurations": configurations,
+            },
+        }
+        if self.inference:
+            body["throughput"] = {"estimate": True, "rule": THROUGHPUT_RULE, "notes": self._shared_notes()}
+        return body
+
+    def _shared_notes(self) -> list[str]:
+        """Throughput notes that depend on the query alone (a one-GPU reference), said once in the answer;
+        notes about a particular machine (PCIe, …) stay with its option."""
+        return list(_throughput(self.estimate.query, 1, 80.0, None, None).notes)
+
+
+def _round4(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
