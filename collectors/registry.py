@@ -9,6 +9,7 @@ from collectors.azure import AzureCollector
 from collectors.base import Collector
 from collectors.e2e import E2eCollector
 from collectors.gcp import GcpCollector
+from collectors.lambdalabs import LambdaCollector
 from collectors.manual import ManualCollector
 from collectors.oci import OciCollector
 from collectors.tencent import TencentCollector
@@ -24,5 +25,6 @@ COLLECTORS: dict[str, type[Collector]] = {
         ManualCollector,
         GcpCollector,
         OciCollector,
+        LambdaCollector,
     )
 }
