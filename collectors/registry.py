@@ -12,6 +12,7 @@ from collectors.gcp import GcpCollector
 from collectors.lambdalabs import LambdaCollector
 from collectors.manual import ManualCollector
 from collectors.oci import OciCollector
+from collectors.runpod import RunpodCollector
 from collectors.tencent import TencentCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
@@ -26,5 +27,6 @@ COLLECTORS: dict[str, type[Collector]] = {
         GcpCollector,
         OciCollector,
         LambdaCollector,
+        RunpodCollector,
     )
 }
