@@ -14,6 +14,7 @@ from collectors.manual import ManualCollector
 from collectors.oci import OciCollector
 from collectors.runpod import RunpodCollector
 from collectors.tencent import TencentCollector
+from collectors.verda import VerdaCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
@@ -28,5 +29,6 @@ COLLECTORS: dict[str, type[Collector]] = {
         OciCollector,
         LambdaCollector,
         RunpodCollector,
+        VerdaCollector,
     )
 }
