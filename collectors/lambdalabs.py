@@ -109,8 +109,7 @@ class LambdaCollector(Collector):
             )
         quotes = []
         for name, item, spec in sorted(a100, key=lambda entry: entry[0]):
-            regions = watched if configured else watched | capacity[name]
-            for region in sorted(regions):
+            for region in sorted(watched):
                 quotes.append(self._quote(raw, name, item, spec, region, region in capacity[name]))
         return quotes
 

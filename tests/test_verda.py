@@ -142,6 +142,16 @@ def test_long_term_periods_become_monthly_and_reserved_offers(settings, fx_table
     assert not {q.pricing for q in quotes.values()} & {Pricing.RESERVED_3Y}
 
 
+def test_two_lengths_for_one_pricing_keep_the_deeper_discount_and_note_the_other(settings) -> None:
+    year = {"code": "1_YEAR", "name": "1 year", "is_enabled": True, "unit_name": "year", "unit_value": 1,
+            "discount_percentage": 30.0}  # fmt: skip
+    quotes = parse(settings, changed(lambda b: b[LABEL_LONG_TERM].append(year)))
+    reserved = [q for q in quotes if (q.sku, q.region, q.pricing) == ("1A100.22V", "FIN-01", R1Y)]
+    assert len(reserved) == 1 and reserved[0].price == 0.812 and "1_YEAR" in reserved[0].notes
+    on_demand = next(q for q in quotes if (q.sku, q.region, q.pricing) == ("1A100.22V", "FIN-01", OD))
+    assert "(12_MONTHS) −25%" in on_demand.notes
+
+
 def test_without_the_periods_answer_only_on_demand_and_spot_are_parsed(settings) -> None:
     quotes = parse(settings, changed(lambda b: b.pop(LABEL_LONG_TERM)))
     assert {q.pricing for q in quotes} == {OD, SPOT} and len(quotes) == 48

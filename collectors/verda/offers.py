@@ -166,8 +166,7 @@ def build_quotes(
     locations = sorted(set(configured) or set(on_demand) | set(spot))
     if not locations:
         raise ParseError("Verda's availability answers name no location; set GPUPRICE_VERDA_REGIONS")
-    priced = [p for p in terms or () if round(p.months) == p.months and int(p.months) in TERM_PRICINGS]
-    others = [p for p in terms or () if p not in priced]
+    priced, others = split_periods(terms or ())
     quotes = []
     for kind in sorted(types, key=lambda t: t.name):
         for location in locations:
@@ -184,6 +183,18 @@ def build_quotes(
                 in_spot = kind.name in spot.get(location, set())
                 quotes.append(quote.make(Pricing.SPOT, kind.spot_price, in_spot, "spot", spot_notes))
     return quotes
+
+
+def split_periods(terms: Sequence[Period]) -> tuple[list[Period], list[Period]]:
+    """Periods that become offers (one per pricing: the deepest discount when two lengths map to the
+    same pricing, e.g. 12 months and 1 year) and the others, which are only noted."""
+    priced: dict[Pricing, Period] = {}
+    for period in sorted(terms, key=lambda p: p.discount_pct, reverse=True):
+        pricing = TERM_PRICINGS.get(int(period.months)) if period.months == int(period.months) else None
+        if pricing is not None and pricing not in priced:
+            priced[pricing] = period
+    chosen = list(priced.values())
+    return chosen, [p for p in terms if p not in chosen]
 
 
 def _describe(period: Period) -> str:
