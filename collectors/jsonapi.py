@@ -1,10 +1,10 @@
 """JSON APIs' own words when they refuse a request.
 
-`Http` turns an HTTP error into a `FetchError` whose message ends with a snippet of the body (at
-most 300 characters, whitespace collapsed, possibly cut). Providers put the useful part in a few
-string fields (`code`, `message`, `suggestion`); `error_detail` reads them back from that snippet
-(regexes, since a cut snippet is no longer JSON), and `fetch_explained` re-raises the error with
-those words first and, for 401/403, the setting the user should check.
+`Http` turns an HTTP error into a `FetchError` carrying the status and the error body (and a snippet
+of it in the message). Providers put the useful part in a few string fields (`code`, `message`,
+`suggestion`), nested differently (`{"error": {...}}`, `{"errors": [{...}]}`, flat); `error_detail`
+finds them wherever they sit (regexes, which also work on a cut snippet), and `fetch_explained`
+re-raises the error with those words first and, for 401/403, the setting the user should check.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ _STATUS = re.compile(r"^HTTP (\d{3}) from ")
 
 def status_of(exc: FetchError) -> int | None:
     """The HTTP status an `Http` error reports, or None (timeouts, connect errors)."""
+    if exc.status is not None:
+        return exc.status
     match = _STATUS.match(str(exc))
     return int(match.group(1)) if match else None
 
@@ -52,7 +54,7 @@ async def fetch_explained(
     try:
         return await http.fetch(method, url, label=label, **kwargs)
     except FetchError as exc:
-        detail = error_detail(str(exc), keys)
+        detail = error_detail(exc.body or str(exc), keys)
         status = status_of(exc)
         if detail is None and status not in (401, 403):
             raise
