@@ -10,10 +10,13 @@ from collectors.azure import AzureCollector
 from collectors.base import Collector
 from collectors.e2e import E2eCollector
 from collectors.gcp import GcpCollector
+from collectors.lambdalabs import LambdaCollector
 from collectors.manual import ManualCollector
 from collectors.oci import OciCollector
+from collectors.runpod import RunpodCollector
 from collectors.tencent import TencentCollector
 from collectors.vast import VastCollector
+from collectors.verda import VerdaCollector
 
 COLLECTORS: dict[str, type[Collector]] = {
     collector.name: collector
@@ -28,5 +31,8 @@ COLLECTORS: dict[str, type[Collector]] = {
         OciCollector,
         VastCollector,
         AutodlCollector,
+        LambdaCollector,
+        RunpodCollector,
+        VerdaCollector,
     )
 }

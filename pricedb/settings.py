@@ -89,6 +89,18 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("GPUPRICE_VAST_API_KEY", "VAST_API_KEY")
     )
     autodl_token: SecretStr | None = None  # the Authorization value of a logged-in autodl.com session
+    # Lambda documents no environment variable of its own (LAMBDA_API_KEY is a community habit that
+    # AWS Lambda set-ups also use for unrelated secrets), so only the GPUPRICE_ name is read.
+    lambda_api_key: SecretStr | None = None
+    runpod_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_RUNPOD_API_KEY", "RUNPOD_API_KEY")
+    )
+    verda_client_id: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_VERDA_CLIENT_ID", "VERDA_CLIENT_ID")
+    )
+    verda_client_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GPUPRICE_VERDA_CLIENT_SECRET", "VERDA_CLIENT_SECRET")
+    )
 
     # API
     host: str = "127.0.0.1"

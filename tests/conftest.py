@@ -3,12 +3,16 @@ replay transport, or to a local replay server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
-from collectors.base import Fetched, RawResponse
+from collectors.base import Collector, Fetched, RawResponse
+from collectors.http import Http, make_client
+from collectors.replay import Replay
 from pricedb.fx import FxTable
 from pricedb.models import FxRate
 from pricedb.settings import Settings
@@ -31,13 +35,32 @@ def fetched_of(*raws: RawResponse) -> Fetched:
     return Fetched(list(raws))
 
 
+def fetch_now(collector: Collector, transport: httpx.AsyncBaseTransport | None = None) -> Fetched:
+    """`collector.fetch` for its whole scope, through the real `Http` wrapper (retries, base URLs)."""
+
+    async def go() -> Fetched:
+        async with make_client(collector.settings, transport) as client:
+            return await collector.fetch(Http(client, collector.name, collector.settings), collector.scope())
+
+    return asyncio.run(go())
+
+
+def recorded_answer(provider: str, request: httpx.Request, strip_prefix: str = "") -> httpx.Response:
+    """What fixtures/<provider>/replay.json answers to `request` (a respx side effect), matched by the
+    manifest's own rules; `strip_prefix` removes a mirror's base path first."""
+    url = request.url.copy_with(path=request.url.path.removeprefix(strip_prefix))
+    route = Replay.load(FIXTURES, provider).find(request.method, str(url), request.content)
+    assert route is not None, f"no recorded {provider} answer for {request.method} {request.url}"
+    return httpx.Response(route.status, content=route.file.read_bytes(), headers={"content-type": "application/json"})
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's GPUPRICE_* settings or cloud credentials."""
     import os
 
     for name in list(os.environ):
-        if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_", "VAST_")):
+        if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_", "VAST_", "RUNPOD_", "VERDA_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
