@@ -7,21 +7,30 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
 from fastapi.responses import Response
 
 from api.answer_cache import AnswerCache
+from api.digests import run_digest_job
 from api.errors import install_error_handlers
-from api.routes import cheapest, offers, providers
+from api.routes import cheapest, digest, export, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
-from collectors.schedule import build_scheduler
+from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
 log = logging.getLogger("gpuprice.api")
 
 VERSION = "0.1.0"
+
+
+def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
+    """The daily digest at GPUPRICE_DIGEST_TIME in GPUPRICE_DIGEST_TIME_ZONE (default 09:00 Asia/Shanghai)."""
+    hour, minute = (int(part) for part in settings.digest_time.split(":"))
+    trigger = CronTrigger(hour=hour, minute=minute, timezone=settings.digest_zone)
+    return [("digest", lambda: run_digest_job(store, settings=settings), trigger)]
 
 
 def create_app(settings: Settings | None = None, store: PriceStore | None = None, schedule: bool = True) -> FastAPI:
@@ -34,7 +43,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
         own_store = store is None
         price_store = store or PriceStore(settings)
         app.state.gpuprice = AppState(price_store, settings)
-        scheduler = build_scheduler(price_store, settings) if schedule else None
+        scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings)) if schedule else None
         if scheduler is not None:
             scheduler.start()
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
@@ -54,7 +63,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     )
     install_error_handlers(app)
     app.add_middleware(AnswerCache, owner=app)
-    for module in (cheapest, offers, providers):
+    for module in (cheapest, offers, providers, digest, export):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
@@ -64,7 +73,17 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
                 {
                     "service": "gpuprice",
                     "version": VERSION,
-                    "endpoints": ["/cheapest?mem=60GB&hours=200", "/offers", "/providers", "/healthz", "/docs"],
+                    "endpoints": [
+                        "/cheapest?mem=60GB&hours=200",
+                        "/offers",
+                        "/offers/history",
+                        "/digest",
+                        "/digest.atom",
+                        "/export?format=csv",
+                        "/providers",
+                        "/healthz",
+                        "/docs",
+                    ],
                 }
             )
         )

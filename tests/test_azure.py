@@ -7,7 +7,7 @@ import copy
 import json
 
 import pytest
-from conftest import FIXTURES, OBSERVED, fetched_of, fixture_bytes
+from tests.conftest import FIXTURES, OBSERVED, fetched_of, fixture_bytes
 
 from collectors.azure import AzureCollector
 from collectors.azure import rows as azure

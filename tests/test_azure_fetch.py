@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 import respx
-from conftest import FIXTURES, fixture_bytes
+from tests.conftest import FIXTURES, fixture_bytes
 
 from collectors.azure import AzureCollector
 from collectors.azure.query import MAX_PAGES, first_page_url, odata_filter, walk
