@@ -30,7 +30,7 @@ def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
     """The daily digest at GPUPRICE_DIGEST_TIME in GPUPRICE_DIGEST_TIME_ZONE (default 09:00 Asia/Shanghai)."""
     hour, minute = (int(part) for part in settings.digest_time.split(":"))
     trigger = CronTrigger(hour=hour, minute=minute, timezone=settings.digest_zone)
-    return [("digest", lambda: run_digest_job(store, settings=settings), trigger)]
+    return [("digest", lambda: run_digest_job(store, settings), trigger)]
 
 
 def create_app(settings: Settings | None = None, store: PriceStore | None = None, schedule: bool = True) -> FastAPI:

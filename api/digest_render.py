@@ -44,8 +44,9 @@ def to_markdown(digest: dict[str, Any]) -> str:
                   "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
         for c in digest["changes"]:
             lines.append(
-                f"| {_offer_cell(c)} | {_num(c['old_price'])} | {_num(c['new_price'])} {c['currency']}/{c['unit']} "
-                f"| {_num(c['change'])} | {_pct(c['pct'])} "
+                f"| {_offer_cell(c)} | {_num(c['old_price'], 6)} "
+                f"| {_num(c['new_price'], 6)} {c['currency']}/{c['unit']} "
+                f"| {_num(c['change'], 6)} | {_pct(c['pct'])} "
                 f"| {_num(c['old_cny_per_gb_hour'])} → {_num(c['new_cny_per_gb_hour'])} |"
             )
     for key, heading in (("new", "New offers"), ("withdrawn", "Withdrawn offers")):
@@ -54,11 +55,9 @@ def to_markdown(digest: dict[str, Any]) -> str:
                       "| --- | --- | --- | --- | ---: | ---: |"]  # fmt: skip
             for row in digest[key]:
                 lines.append(
-                    f"| {_offer_cell(row)} | {_num(row['price'])} {row['currency']}/{row['unit']} "
+                    f"| {_offer_cell(row)} | {_num(row['price'], 6)} {row['currency']}/{row['unit']} "
                     f"| {_num(row['cny_per_gb_hour'])} |"
                 )
-    if digest["unchanged"]:
-        lines += ["", "No price changes, no new and no withdrawn offers."]
     if digest["failed_providers"]:
         lines += ["", "## Failed or stale providers", ""]
         for p in digest["failed_providers"]:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 
+import httpx
+
 from api.delivery import deliver
 from api.digest_render import to_atom, to_markdown
 from api.errors import ApiError
@@ -32,6 +34,7 @@ from pricedb.digest import (
     store_digest,
     yesterday,
 )
+from pricedb.settings import Settings
 from pricedb.sheet import iso_utc
 from pricedb.store import PriceStore
 
@@ -97,19 +100,23 @@ def atom_answer(state: AppState, base_url: str) -> bytes:
 
 
 async def run_digest_job(
-    store: PriceStore, state_clock: Callable[[], datetime] = now_utc, settings: Any = None
+    store: PriceStore,
+    settings: Settings,
+    day: date | None = None,
+    clock: Callable[[], datetime] = now_utc,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> dict[str, Any] | None:
-    """The scheduled job: build yesterday's digest (in the digest's time zone), store it, deliver it.
-    Whatever goes wrong is logged and recorded, never raised into the scheduler."""
-    settings = settings or store.settings
+    """The scheduled job: build the digest of `day` (default: yesterday in the digest's time zone),
+    store it, deliver it. Whatever goes wrong is logged and recorded, never raised into the
+    scheduler; returns the digest with its delivery outcomes, or None if it could not be built."""
     try:
         zone = settings.digest_zone
-        now = state_clock()
-        day = yesterday(now, zone)
+        now = clock()
+        day = day or yesterday(now, zone)
         digest = await asyncio.to_thread(build_digest, store.cursor(), day, zone, now)
         await asyncio.to_thread(store_digest, store, digest)
         log.info("digest %s stored: %s", day, digest["summary"])
-        digest["deliveries"] = await deliver(store, settings, {**digest, "stored": True})
+        digest["deliveries"] = await deliver(store, settings, {**digest, "stored": True}, transport)
         return digest
     except Exception:
         log.exception("the digest job failed at %s", datetime.now(UTC).isoformat())

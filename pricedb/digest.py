@@ -103,7 +103,9 @@ def change_row(old: Offer, new: Offer) -> dict[str, Any]:
     return row
 
 
-def _failed_providers(cur: duckdb.DuckDBPyConnection, start: datetime, end: datetime) -> list[dict[str, Any]]:
+def _failed_providers(
+    cur: duckdb.DuckDBPyConnection, start: datetime, end: datetime, now: datetime
+) -> list[dict[str, Any]]:
     runs = cur.execute(
         """
         SELECT provider,
@@ -118,7 +120,7 @@ def _failed_providers(cur: duckdb.DuckDBPyConnection, start: datetime, end: date
     ).fetchall()
     stale: dict[str, list[str]] = {}
     for (provider, pricing), entry in coverage(cur, before=end).items():
-        if entry.is_stale(end):
+        if entry.is_stale(min(end, now)):
             stale.setdefault(provider, []).append(pricing)
     rows = []
     for provider, status, last_run, last_ok, failed, error in runs:
@@ -193,7 +195,7 @@ def build_digest(cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now:
         "changes": changes,
         "new": [offer_row(new[key]) for key in sorted(new.keys() - old.keys())],
         "withdrawn": [offer_row(old[key]) for key in sorted(old.keys() - new.keys())],
-        "failed_providers": _failed_providers(cur, start, end),
+        "failed_providers": _failed_providers(cur, start, end, now),
         "cheapest": _cheapest(after.offers),
     }
     digest["unchanged"] = not (digest["changes"] or digest["new"] or digest["withdrawn"])

@@ -7,7 +7,6 @@ import copy
 import json
 
 import pytest
-from tests.conftest import FIXTURES, OBSERVED, fetched_of, fixture_bytes
 
 from collectors.azure import AzureCollector
 from collectors.azure import rows as azure
@@ -18,6 +17,7 @@ from collectors.errors import ParseError
 from collectors.sanity import check_quotes
 from pricedb.models import Pricing, Unit
 from pricedb.normalize import normalize
+from tests.conftest import FIXTURES, OBSERVED, fetched_of, fixture_bytes
 
 PAGES = ("retail_prices_page1.json", "retail_prices_page2.json", "retail_prices_page3.json")
 URLS = [route["url"] for route in json.loads((FIXTURES / "azure" / "replay.json").read_text())["routes"]]

@@ -10,13 +10,13 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 import respx
-from tests.conftest import FIXTURES, fixture_bytes
 
 from collectors.azure import AzureCollector
 from collectors.azure.query import MAX_PAGES, first_page_url, odata_filter, walk
 from collectors.errors import FetchError
 from collectors.http import Http, make_client
 from collectors.replay import Replay, ReplayTransport, serve_replay
+from tests.conftest import FIXTURES, fixture_bytes
 
 PAGES = ("retail_prices_page1.json", "retail_prices_page2.json", "retail_prices_page3.json")
 URLS = [route["url"] for route in json.loads((FIXTURES / "azure" / "replay.json").read_text())["routes"]]
