@@ -13,14 +13,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app, digest_jobs
+from api.app import digest_jobs
 from api.cli import main as cli
 from api.digests import run_digest_job
 from pricedb.digest import build_digest, day_window, load_digest
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, utc_naive
-from tests.helpers import make_quote, make_run, seed_fx
+from tests.helpers import make_quote, make_run, seed_fx, serving
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -131,9 +131,7 @@ def test_day_windows_follow_the_time_zone() -> None:
 
 @pytest.fixture
 def app_client(history: PriceStore, settings: Settings):
-    app = create_app(settings, store=history, schedule=False)
-    with TestClient(app) as client:
-        app.state.gpuprice.clock = lambda: at(29)  # 12:00 in Shanghai on Nov 29: yesterday is Nov 28
+    with serving(settings, history, at(29)) as client:  # 12:00 in Shanghai on Nov 29: yesterday is Nov 28
         yield client
 
 

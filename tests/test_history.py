@@ -8,12 +8,11 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
 from pricedb.snapshot import snapshot_at, snapshot_of_day
 from pricedb.store import PriceStore, utc_naive
-from tests.helpers import NOW, make_quote, make_run, seed_fx
+from tests.helpers import NOW, make_quote, make_run, seed_fx, serving
 
 DAY1, DAY2, DAY3, DAY4 = (NOW - timedelta(days=3 - i) for i in range(4))  # 08:00 UTC on Nov 26..29
 P4D = ("aws", "us-east-1", "p4d.24xlarge", "on_demand")
@@ -95,9 +94,7 @@ def test_staleness_is_judged_as_of_the_day(market) -> None:
 
 @pytest.fixture
 def client(market: PriceStore, settings: Settings):
-    app = create_app(settings, store=market, schedule=False)
-    with TestClient(app) as test_client:
-        app.state.gpuprice.clock = lambda: utc_naive(NOW) + timedelta(hours=1)
+    with serving(settings, market, NOW + timedelta(hours=1)) as test_client:
         yield test_client
 
 
