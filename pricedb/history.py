@@ -53,58 +53,66 @@ class History:
     points: int
 
 
-def _where(query: HistoryQuery, prefix: str = "") -> tuple[str, list[Any]]:
-    p = prefix
-    clauses = [f"{p}observed_at >= ?", f"{p}observed_at < ?", f"lower({p}gpu_model) = ?"]
-    values: list[Any] = [query.since, query.until, query.gpu.lower()]
+def _where(query: HistoryQuery) -> tuple[str, list[Any]]:
+    clauses = ["observed_at >= ?", "observed_at < ?", "gpu_model = ?"]
+    values: list[Any] = [query.since, query.until, query.gpu]
     for column, chosen in (("provider", query.providers), ("pricing", query.pricings), ("sku", query.skus)):
         if chosen:
-            clauses.append(f"{p}{column} IN ({', '.join('?' for _ in chosen)})")
+            clauses.append(f"{column} IN ({', '.join('?' for _ in chosen)})")
             values.extend(chosen)
     if query.regions:
-        clauses.append(f"lower({p}region) IN ({', '.join('?' for _ in query.regions)})")
+        clauses.append(f"lower(region) IN ({', '.join('?' for _ in query.regions)})")
         values.extend(r.lower() for r in query.regions)
     if not query.include_unavailable:
-        clauses.append(f"{p}availability <> 'sold_out'")
+        clauses.append("availability <> 'sold_out'")
     return " AND ".join(clauses), values
 
 
+def _in(column: str, chosen: set[str]) -> tuple[str, list[Any]]:
+    return f"{column} IN ({', '.join('?' for _ in chosen)})", sorted(chosen)
+
+
 def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
+    """Two passes: the matching series (keys only, one cheap scan), then the points of the page's
+    series, selected by their exact key values (plain equality filters DuckDB pushes into the scan)."""
     where, values = _where(query)
-    joined_where, _ = _where(query, "o.")
-    total_row = cur.execute(
-        f"SELECT count(*) FROM (SELECT DISTINCT provider, region, sku, pricing FROM observations WHERE {where})",
+    keys = cur.execute(
+        f"SELECT DISTINCT provider, region, sku, pricing FROM observations WHERE {where} "
+        "ORDER BY provider, region, sku, pricing",
         values,
-    ).fetchone()
-    total = int(total_row[0]) if total_row else 0
+    ).fetchall()
+    page = keys[query.offset : query.offset + query.limit]
+    if not page:
+        return History([], len(keys), 0)
+    narrowing, narrow_values = [], []
+    for index, column in enumerate(("provider", "region", "sku", "pricing")):
+        clause, chosen = _in(column, {key[index] for key in page})
+        narrowing.append(clause)
+        narrow_values.extend(chosen)
     rows = cur.execute(
         f"""
-        WITH chosen AS (
-            SELECT DISTINCT provider, region, sku, pricing FROM observations WHERE {where}
-            ORDER BY provider, region, sku, pricing LIMIT ? OFFSET ?
-        )
-        SELECT o.provider, o.region, o.sku, o.pricing, o.gpu_model, o.gpu_memory_gb, o.gpu_count, o.currency,
-               o.unit, o.observed_at, o.price, o.cny_per_hour, o.cny_per_gb_hour
-        FROM observations o SEMI JOIN chosen c
-             ON o.provider = c.provider AND o.region = c.region AND o.sku = c.sku AND o.pricing = c.pricing
-        WHERE {joined_where}
-        ORDER BY o.provider, o.region, o.sku, o.pricing, o.observed_at, o.observation_id
+        SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
+               observed_at, price, cny_per_hour, cny_per_gb_hour
+        FROM observations
+        WHERE {where} AND {" AND ".join(narrowing)}
+        ORDER BY provider, region, sku, pricing, observed_at, observation_id
         """,
-        [*values, query.limit, query.offset, *values],
+        [*values, *narrow_values],
     ).fetchall()
+    wanted = set(page)
     series: list[Series] = []
     current: Series | None = None
-    for provider, region, sku, pricing, model, memory, count, currency, unit, at, price, per_hour, per_gb in rows:
-        if current is None or current.key != (provider, region, sku, pricing):
-            current = Series(provider, region, sku, pricing, model, memory, count, currency, unit)
+    count = 0
+    for provider, region, sku, pricing, model, memory, gpus, currency, unit, at, price, per_hour, per_gb in rows:
+        key = (provider, region, sku, pricing)
+        if key not in wanted:  # the per-column filters can admit combinations outside the page
+            continue
+        if current is None or current.key != key:
+            current = Series(provider, region, sku, pricing, model, memory, gpus, currency, unit)
             series.append(current)
-        point: dict[str, Any] = {
-            "observed_at": at,
-            "price": price,
-            "cny_per_hour": per_hour,
-            "cny_per_gb_hour": per_gb,
-        }
+        point: dict[str, Any] = {"observed_at": at, "price": price, "cny_per_hour": per_hour, "cny_per_gb_hour": per_gb}
         if (currency, unit) != (current.currency, current.unit):  # the provider changed how it prices
             point.update(currency=currency, unit=unit)
         current.points.append(point)
-    return History(series, total, len(rows))
+        count += 1
+    return History(series, len(keys), count)
