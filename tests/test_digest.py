@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from api.app import digest_jobs
 from api.cli import main as cli
 from api.digests import run_digest_job
+from collectors.schedule import build_scheduler
 from pricedb.digest import build_digest, day_window, load_digest
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
@@ -245,6 +246,9 @@ def test_the_job_is_scheduled_at_the_digest_time_in_its_zone(store: PriceStore, 
     assert job_id == "digest" and str(trigger.timezone) == "Asia/Shanghai"
     fire = trigger.get_next_fire_time(None, datetime(2026, 11, 29, 2, 0, tzinfo=ZoneInfo("UTC")))
     assert fire.astimezone(ZoneInfo("UTC")) == datetime(2026, 11, 30, 1, 0, tzinfo=ZoneInfo("UTC"))  # 09:00 +08
+    scheduler = build_scheduler(store, settings, digest_jobs(store, settings), run_at_start=False)
+    digest_job = scheduler.get_job("digest")
+    assert digest_job is not None and str(digest_job.trigger.timezone) == "Asia/Shanghai"
     other = settings.model_copy(update={"digest_time": "18:30", "digest_time_zone": "Europe/Berlin"})
     [(_, _, trigger)] = digest_jobs(store, other)
     fire = trigger.get_next_fire_time(None, datetime(2026, 11, 29, 2, 0, tzinfo=ZoneInfo("UTC")))

@@ -112,6 +112,8 @@ def test_validators_follow_the_data(client: TestClient, seeded: PriceStore) -> N
     first = client.get("/export?format=csv&provider=aws")
     etag, modified = first.headers["etag"], first.headers["last-modified"]
     assert modified == "Sun, 29 Nov 2026 08:00:00 GMT"
+    head = client.head("/export?format=csv&provider=aws")
+    assert head.status_code == 200 and head.headers["etag"] == etag and head.content == b""
     again = client.get("/export?format=csv&provider=aws", headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
     later = NOW + timedelta(minutes=1)

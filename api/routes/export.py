@@ -1,5 +1,6 @@
 """`/export` and the foreign catalogs: files with a filename and validators (ETag, Last-Modified);
-a client that sends the ETag it has gets 304 Not Modified."""
+a client that sends the ETag it has gets 304 Not Modified. HEAD is answered too (still read-only),
+so a client can check the validators without downloading."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def file_response(request: Request, answer: FileAnswer) -> Response:
     return Response(content=answer.body, media_type=answer.media_type, headers=headers)
 
 
-@router.get("/export")
+@router.api_route("/export", methods=["GET", "HEAD"])
 async def export(request: Request, params: Annotated[ExportParams, Query()], state: State) -> Response:
     """The price sheet (CONTRACT §6 columns, in order) as `format=csv|json|ndjson|parquet`: current
     offers, or with `date=YYYY-MM-DD` the market at the end of that UTC day; filterable like
@@ -48,7 +49,7 @@ async def export(request: Request, params: Annotated[ExportParams, Query()], sta
     return file_response(request, export_answer(state, params))
 
 
-@router.get("/export/skypilot/{cloud}/vms.csv")
+@router.api_route("/export/skypilot/{cloud}/vms.csv", methods=["GET", "HEAD"])
 async def skypilot(request: Request, cloud: str, params: Annotated[ForeignParams, Query()], state: State) -> Response:
     """SkyPilot's catalog `vms.csv` for `cloud` (aws, azure): USD per instance-hour, on-demand
     `Price` and `SpotPrice` in one row per instance type and region, `GpuInfo` as SkyPilot writes
@@ -56,7 +57,7 @@ async def skypilot(request: Request, cloud: str, params: Annotated[ForeignParams
     return file_response(request, skypilot_answer(state, cloud, params))
 
 
-@router.get("/export/gpuhunt/{provider}.csv")
+@router.api_route("/export/gpuhunt/{provider}.csv", methods=["GET", "HEAD"])
 async def gpuhunt(request: Request, provider: str, params: Annotated[ForeignParams, Query()], state: State) -> Response:
     """gpuhunt's catalog CSV for one provider (its `CATALOG_V2_FIELDS`): USD per hour, `spot` as
     True/False, GPU memory in GB per GPU. Readable with `GPUHUNT_CATALOG_DIR` pointed at a folder
