@@ -30,7 +30,11 @@ def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
     """The daily digest at GPUPRICE_DIGEST_TIME in GPUPRICE_DIGEST_TIME_ZONE (default 09:00 Asia/Shanghai)."""
     hour, minute = (int(part) for part in settings.digest_time.split(":"))
     trigger = CronTrigger(hour=hour, minute=minute, timezone=settings.digest_zone)
-    return [("digest", lambda: run_digest_job(store, settings), trigger)]
+
+    async def digest_job() -> None:  # a coroutine function, so APScheduler awaits it on the event loop
+        await run_digest_job(store, settings)
+
+    return [("digest", digest_job, trigger)]
 
 
 def create_app(settings: Settings | None = None, store: PriceStore | None = None, schedule: bool = True) -> FastAPI:

@@ -4,6 +4,7 @@ stored vs built on demand; Markdown; the Atom feed checked against RFC 4287; the
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -242,8 +243,9 @@ def test_cli_digest(history: PriceStore, settings: Settings, capsys: pytest.Capt
 
 
 def test_the_job_is_scheduled_at_the_digest_time_in_its_zone(store: PriceStore, settings: Settings) -> None:
-    [(job_id, _, trigger)] = digest_jobs(store, settings)
+    [(job_id, job, trigger)] = digest_jobs(store, settings)
     assert job_id == "digest" and str(trigger.timezone) == "Asia/Shanghai"
+    assert inspect.iscoroutinefunction(job)  # APScheduler's asyncio executor awaits only coroutine functions
     fire = trigger.get_next_fire_time(None, datetime(2026, 11, 29, 2, 0, tzinfo=ZoneInfo("UTC")))
     assert fire.astimezone(ZoneInfo("UTC")) == datetime(2026, 11, 30, 1, 0, tzinfo=ZoneInfo("UTC"))  # 09:00 +08
     scheduler = build_scheduler(store, settings, digest_jobs(store, settings), run_at_start=False)
@@ -276,3 +278,25 @@ def test_yesterday_follows_the_zone() -> None:
     assert yesterday(late_utc, SHANGHAI) == date(2026, 11, 29)
     assert yesterday(late_utc, ZoneInfo("UTC")) == date(2026, 11, 28)
     assert yesterday(late_utc - timedelta(hours=12), SHANGHAI) == date(2026, 11, 28)
+
+
+def test_the_scheduler_runs_the_job_on_its_event_loop(store: PriceStore, settings: Settings) -> None:
+    from apscheduler.triggers.date import DateTrigger
+
+    from pricedb.digest import yesterday
+
+    [(_, job, _)] = digest_jobs(store, settings)
+
+    async def scenario() -> None:
+        now = datetime.now(ZoneInfo("UTC"))
+        scheduler = build_scheduler(store, settings, [("digest", job, DateTrigger(now))], run_at_start=False)
+        scheduler.start()
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            if load_digest(store.cursor(), yesterday(now, SHANGHAI)) is not None:
+                break
+        scheduler.shutdown(wait=False)
+
+    asyncio.run(scenario())
+    stored = load_digest(store.cursor(), yesterday(datetime.now(ZoneInfo("UTC")), SHANGHAI))
+    assert stored is not None and stored["unchanged"]
