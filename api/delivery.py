@@ -93,7 +93,11 @@ def message(kind: str, digest: dict[str, Any], secret: str | None, now: Callable
             "text": f"{title(digest)}: {digest['summary']}",
             "blocks": [
                 {"type": "header", "text": {"type": "plain_text", "text": title(digest)}},
-                {"type": "section", "text": {"type": "mrkdwn", "text": _short(markdown, SLACK_TEXT_LIMIT)}},
+                # Slack's mrkdwn has no tables: the digest goes in a code block, so its columns line up.
+                {
+                    "type": "section",
+                    "text": {"type": "mrkdwn", "text": f"```{_short(markdown, SLACK_TEXT_LIMIT - 6)}```"},
+                },
             ],
         }
     if kind == "feishu":

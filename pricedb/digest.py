@@ -132,7 +132,7 @@ def _failed_providers(
                 "provider": provider,
                 "status": status,
                 "failed_runs": int(failed),
-                "error": error,
+                "error": error if status != "ok" or failed else None,  # not an old error of a since-healthy provider
                 "last_run_at": iso_utc(last_run),
                 "last_success_at": iso_utc(last_ok) if last_ok else None,
                 "stale": bool(stale_pricings),
