@@ -19,6 +19,8 @@ from api.exports import FileAnswer, export_answer, gpuhunt_answer, skypilot_answ
 from api.filters import DigestParams, ExportParams, ForeignParams, HistoryParams
 from api.history import history_answer
 from api.params import parse_day
+from api.state import now_utc
+from pricedb.digest import day_window
 from pricedb.store import PriceStore, StoreBusy
 
 
@@ -58,6 +60,8 @@ def _store_digest(args: argparse.Namespace) -> int:
             day = parse_day(args.date)
         except ValueError as exc:
             raise CliError(f"--date: {exc}") from None
+    if day is not None and day_window(day, settings.digest_zone)[1] > now_utc():
+        raise CliError(f"--date: {day} is not over yet in {settings.digest_time_zone}; only whole days are stored")
     try:
         store = PriceStore(settings)
     except StoreBusy as exc:

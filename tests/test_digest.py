@@ -238,6 +238,8 @@ def test_cli_digest(history: PriceStore, settings: Settings, capsys: pytest.Capt
     assert "digest 2026-11-27 stored" in capsys.readouterr().out
     assert cli(["digest", "--date", "2026-11-27", "--db", db, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["stored"] is True
+    assert cli(["digest", "--date", "2099-01-01", "--store", "--db", db]) == 2
+    assert "is not over yet" in capsys.readouterr().err
     assert cli(["digest", "--date", "27/11/2026", "--db", db]) == 2
     assert "--date: '27/11/2026' is not a date" in capsys.readouterr().err
 
