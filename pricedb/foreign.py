@@ -6,7 +6,9 @@
   is none) in USD per instance-hour; `GpuInfo` is the Python-literal dict SkyPilot's reader parses
   with `ast.literal_eval` (`Gpus[0].MemoryInfo.SizeInMiB` per GPU, `TotalGpuMemoryInMiB` for all).
   Where SkyPilot has one row per availability zone (AWS), gpuprice knows regions only, so
-  `AvailabilityZone` is empty.
+  `AvailabilityZone` is empty. (SkyPilot's own Azure fetcher writes a bare accelerator name in
+  `GpuInfo`, which its reader cannot parse and then reports no device memory for the whole cloud;
+  the dict form written here for every cloud is the one that reader understands.)
 - **gpuhunt** catalog CSV per provider (dstackai/gpuhunt `src/gpuhunt/_internal/storage.py`
   `CATALOG_V2_FIELDS`, read by `storage.load`): one row per offer, `price` in USD per hour, `spot`
   as `True`/`False`, `gpu_memory` in GB per GPU, `cpu`/`memory` required (rows whose host shape is
