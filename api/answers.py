@@ -9,7 +9,8 @@ from typing import Any
 from api import cheapest
 from api.cheapest import iso
 from api.cheapest_estimate import EstimateJudge
-from api.filters import CheapestParams, EstimateParams, OffersParams, known_providers
+from api.filters import CheapestParams, EstimateParams, OfferFilters, OffersParams, known_providers
+from api.history import day_snapshot
 from api.state import AppState, dumps
 from pricedb.queries import CurrentOffers, Offer, provider_states
 from pricedb.settings import Settings
@@ -88,7 +89,7 @@ def offer_json(offer: Offer) -> dict[str, Any]:
     return row
 
 
-def filter_offers(offers: list[Offer], params: OffersParams) -> list[Offer]:
+def filter_offers(offers: list[Offer], params: OfferFilters) -> list[Offer]:
     pricings = set((params.pricing or "").split(",")) - {""}
     providers = set((params.provider or "").split(",")) - {""}
     regions = {r.lower() for r in (params.region or "").split(",") if r}
@@ -116,13 +117,20 @@ def _sort_key(params: OffersParams):
 
 
 def offers_answer(state: AppState, params: OffersParams) -> bytes:
+    """Current offers, or with `date` (DatedOffersParams) the market at the end of that UTC day."""
     key = ("offers", params.model_dump_json())
+    day = getattr(params, "date", None)
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        chosen = sorted(filter_offers(current.offers, params), key=_sort_key(params), reverse=bool(params.desc))
+        offers, as_of, dated = current.offers, current.as_of, {}
+        if day:
+            snapshot = day_snapshot(state, day)
+            offers, as_of, dated = snapshot.offers, snapshot.as_of, {"date": day}
+        chosen = sorted(filter_offers(offers, params), key=_sort_key(params), reverse=bool(params.desc))
         page = chosen[params.offset : params.offset + params.limit]
         return {
-            "as_of": iso(current.as_of),
+            **dated,
+            "as_of": iso(as_of),
             "count": len(chosen),
             "offset": params.offset,
             "limit": params.limit,

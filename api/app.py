@@ -7,21 +7,34 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
 from fastapi.responses import Response
 
 from api.answer_cache import AnswerCache
+from api.digests import run_digest_job
 from api.errors import install_error_handlers
-from api.routes import cheapest, estimate, offers, providers
+from api.routes import cheapest, digest, estimate, export, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
-from collectors.schedule import build_scheduler
+from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
 log = logging.getLogger("gpuprice.api")
 
 VERSION = "0.1.0"
+
+
+def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
+    """The daily digest at GPUPRICE_DIGEST_TIME in GPUPRICE_DIGEST_TIME_ZONE (default 09:00 Asia/Shanghai)."""
+    hour, minute = (int(part) for part in settings.digest_time.split(":"))
+    trigger = CronTrigger(hour=hour, minute=minute, timezone=settings.digest_zone)
+
+    async def digest_job() -> None:  # a coroutine function, so APScheduler awaits it on the event loop
+        await run_digest_job(store, settings)
+
+    return [("digest", digest_job, trigger)]
 
 
 def create_app(settings: Settings | None = None, store: PriceStore | None = None, schedule: bool = True) -> FastAPI:
@@ -34,7 +47,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
         own_store = store is None
         price_store = store or PriceStore(settings)
         app.state.gpuprice = AppState(price_store, settings)
-        scheduler = build_scheduler(price_store, settings) if schedule else None
+        scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings)) if schedule else None
         if scheduler is not None:
             scheduler.start()
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
@@ -54,7 +67,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     )
     install_error_handlers(app)
     app.add_middleware(AnswerCache, owner=app)
-    for module in (cheapest, estimate, offers, providers):
+    for module in (cheapest, estimate, offers, providers, digest, export):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
@@ -69,6 +82,10 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
                         "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&hours=200",
                         "/estimate?model=qwen2.5-14b&workload=lora&context=4096",
                         "/offers",
+                        "/offers/history",
+                        "/digest",
+                        "/digest.atom",
+                        "/export?format=csv",
                         "/providers",
                         "/healthz",
                         "/docs",

@@ -21,7 +21,8 @@ from rich.console import Console
 from api import render
 from api.answers import cheapest_answer, estimate_answer, offers_answer, providers_answer
 from api.app import VERSION
-from api.filters import CheapestParams, EstimateParams, EstimatorFields, OffersParams
+from api.errors import ApiError
+from api.filters import CheapestParams, DatedOffersParams, EstimateParams, EstimatorFields
 from api.state import AppState
 from pricedb.models import RunStatus
 from pricedb.settings import Settings
@@ -60,20 +61,23 @@ def _params(model: type, values: dict[str, Any]) -> Any:
         raise CliError(_validation_message(exc)) from None
 
 
-def _ask_server(settings: Settings, path: str, query: dict[str, Any]) -> Any:
+def _ask_server(settings: Settings, path: str, query: dict[str, Any]) -> bytes:
     url = f"http://{settings.host}:{settings.port}{path}"
     params = {k: str(v).lower() if isinstance(v, bool) else v for k, v in query.items() if v is not None}
     try:
         response = httpx.get(url, params=params, timeout=30)
     except httpx.HTTPError as exc:
         raise CliError(f"{settings.db} is held by another process and {url} does not answer ({exc})") from None
-    body = response.json()
     if response.status_code >= 400:
-        raise CliError(body.get("message", response.text))
-    return body
+        try:
+            message = response.json().get("message", response.text)
+        except ValueError:
+            message = response.text
+        raise CliError(message)
+    return response.content
 
 
-def _answer(settings: Settings, local: Callable[[AppState], bytes], path: str, query: dict[str, Any]) -> Any:
+def _answer_bytes(settings: Settings, local: Callable[[AppState], bytes], path: str, query: dict[str, Any]) -> bytes:
     """Answer from the database file, or from the running server when it holds the file."""
     if not settings.db.exists():
         raise CliError(f"no database at {settings.db} yet: run `gpuprice collect` (or `--offline`) first")
@@ -82,9 +86,15 @@ def _answer(settings: Settings, local: Callable[[AppState], bytes], path: str, q
     except StoreBusy:
         return _ask_server(settings, path, query)
     try:
-        return json.loads(local(AppState(store, settings)))
+        return local(AppState(store, settings))
+    except ApiError as exc:
+        raise CliError(f"--{exc.parameter}: {exc.message}" if exc.parameter else exc.message) from None
     finally:
         store.close()
+
+
+def _answer(settings: Settings, local: Callable[[AppState], bytes], path: str, query: dict[str, Any]) -> Any:
+    return json.loads(_answer_bytes(settings, local, path, query))
 
 
 def _emit(args: argparse.Namespace, payload: Any, table: Callable[[Any], None]) -> None:
@@ -204,8 +214,9 @@ def cmd_offers(args: argparse.Namespace) -> int:
         "sort": args.sort,
         "desc": args.desc,
         "limit": args.limit,
+        "date": args.date,
     }
-    params = _params(OffersParams, values)
+    params = _params(DatedOffersParams, values)
     payload = _answer(settings, lambda state: offers_answer(state, params), "/offers", values)
     _emit(args, payload, render.offers_table)
     return 0
@@ -298,10 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     offers.add_argument("--sort", default=None, help="cny_per_gb_hour (default), cny_per_hour, price, provider, …")
     _bool_option(offers, "desc", "sort descending")
     offers.add_argument("--limit", type=int, default=None)
+    offers.add_argument("--date", help="the market at the end of this UTC day (YYYY-MM-DD) instead of now")
     offers.set_defaults(handler=cmd_offers)
 
     providers = commands.add_parser("providers", parents=[common], help="each provider's last run")
     providers.set_defaults(handler=cmd_providers)
+
+    from api.cli_data import add_data_commands  # history, digest, export: beside the core commands
+
+    add_data_commands(commands, common, _filters)
     return parser
 
 
@@ -317,4 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # Run the importable module's main, so commands defined beside it (api.cli_data) share its CliError.
+    from api.cli import main as canonical_main
+
+    raise SystemExit(canonical_main())

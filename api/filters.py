@@ -9,13 +9,31 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from api.cheapest import CheapestQuery
 from api.cheapest_estimate import THROUGHPUT_GPUS
 from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
-from api.params import parse_bool, parse_choices, parse_hours, parse_mem_gb, parse_pricings, parse_regions
+from api.params import (
+    parse_bool,
+    parse_choices,
+    parse_day,
+    parse_hours,
+    parse_mem_gb,
+    parse_moment,
+    parse_pricings,
+    parse_regions,
+    split_list,
+)
 from collectors.registry import COLLECTORS
 from pricedb.gpus import MODEL_FACTS
 
@@ -216,16 +234,9 @@ class CheapestParams(OfferFilters, EstimatorFields):
 SortKey = Literal["cny_per_gb_hour", "cny_per_hour", "cny_per_gpu_hour", "price", "provider", "observed_at"]
 
 
-class OffersParams(OfferFilters):
-    sort: SortKey = "cny_per_gb_hour"
-    desc: bool | None = None
+class Paging(BaseModel):
     limit: int = 500
     offset: int = 0
-
-    @field_validator("desc", mode="before")
-    @classmethod
-    def _desc(cls, value: Any) -> Any:
-        return _bool_field(value)
 
     @field_validator("limit")
     @classmethod
@@ -240,3 +251,88 @@ class OffersParams(OfferFilters):
         if value < 0:
             raise ValueError("must be 0 or more")
         return value
+
+
+class OffersParams(OfferFilters, Paging):
+    sort: SortKey = "cny_per_gb_hour"
+    desc: bool | None = None
+
+    @field_validator("desc", mode="before")
+    @classmethod
+    def _desc(cls, value: Any) -> Any:
+        return _bool_field(value)
+
+
+def _day_field(value: str | None) -> str | None:
+    return parse_day(value).isoformat() if value else None
+
+
+class SnapshotMixin(BaseModel):
+    """`date=YYYY-MM-DD`: the market at the end of that UTC day instead of now."""
+
+    date: str | None = None
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, value: str | None) -> str | None:
+        return _day_field(value)
+
+
+class DatedOffersParams(OffersParams, SnapshotMixin):
+    """`/offers` parameters, with `date` for a day's snapshot."""
+
+
+class ExportParams(OfferFilters, SnapshotMixin):
+    format: Literal["csv", "json", "ndjson", "parquet"] = "csv"
+
+
+class ForeignParams(OfferFilters, SnapshotMixin):
+    """Filters for the SkyPilot and gpuhunt catalogs. Those tools know nothing of staleness or stock,
+    so stale and sold-out offers are left out unless asked for."""
+
+
+class HistoryParams(OfferFilters, Paging):
+    since: str | None = None
+    until: str | None = None
+    sku: str | None = None
+    limit: int = 100  # series per page
+
+    @field_validator("since")
+    @classmethod
+    def _since(cls, value: str | None) -> str | None:
+        return parse_moment(value).isoformat() if value else None
+
+    @field_validator("until")
+    @classmethod
+    def _until(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if not value:
+            return None
+        until = parse_moment(value, end_of_day=True).isoformat()
+        since = info.data.get("since")
+        if since and since >= until:
+            raise ValueError(f"{value!r} (up to {until}Z) is not after since ({since}Z)")
+        return until
+
+    @field_validator("sku")
+    @classmethod
+    def _sku(cls, value: str | None) -> str | None:
+        return ",".join(split_list(value)) if value else None
+
+    @field_validator("include_stale")
+    @classmethod
+    def _no_stale(cls, value: bool | None) -> bool | None:
+        if value is not None:
+            raise ValueError("has no meaning for history: every observation is shown as it was seen")
+        return value
+
+
+class DigestParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    date: str | None = None
+    format: Literal["json", "md"] = "json"
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, value: str | None) -> str | None:
+        return _day_field(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from datetime import UTC, date, datetime, time, timedelta
 
 from pricedb.models import Pricing
 
@@ -95,3 +96,31 @@ def parse_bool(value: str | bool | None, default: bool) -> bool:
     if text in _FALSE:
         return False
     raise ValueError(f"{value!r} is not true or false")
+
+
+def parse_day(value: str) -> date:
+    """`2026-11-28` → that date (ISO 8601 calendar date, nothing else)."""
+    text = str(value).strip()
+    try:
+        if len(text) != 10:
+            raise ValueError
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a date; write it as YYYY-MM-DD (e.g. 2026-11-28)") from None
+
+
+def parse_moment(value: str, end_of_day: bool = False) -> datetime:
+    """An ISO date or date-time → naive UTC. A bare date means the start of that UTC day, or with
+    `end_of_day` its end (so `until=2026-11-28` includes all of the 28th). A time without an offset
+    is UTC; `Z` and `+08:00` are honoured."""
+    text = str(value).strip()
+    if len(text) == 10:
+        day = parse_day(text)
+        return datetime.combine(day + timedelta(days=1) if end_of_day else day, time())
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is not a date or date-time; write YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM]"
+        ) from None
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment

@@ -138,7 +138,8 @@ def estimate_table(payload: dict[str, Any]) -> None:
 
 
 def offers_table(payload: dict[str, Any]) -> None:
-    table = Table(title=f"{payload['count']} current offers (as of {payload['as_of']})")
+    when = f"at the end of {payload['date']} UTC" if payload.get("date") else "current"
+    table = Table(title=f"{payload['count']} {when} offers (as of {payload['as_of']})")
     for name in ("provider", "region", "sku", "GPUs", "pricing", "price", "¥/h", "¥/GPU·h", "¥/GB·h", "observed", ""):
         table.add_column(name)
     for row in payload["offers"]:
@@ -191,5 +192,30 @@ def collect_table(payload: dict[str, Any]) -> None:
             str(row["rejected"]),
             f"{row['seconds']:.2f}",
             row["error"] or "; ".join(row["notes"]),
+        )
+    console.print(table)
+
+
+def history_table(payload: dict[str, Any]) -> None:
+    query = payload["query"]
+    table = Table(
+        title=f"{payload['count']} offers' price history, {query['since']} → {query['until']}",
+        caption=f"{payload['points']} observations; `--json` for every point",
+    )
+    for name in ("provider", "region", "sku", "pricing", "points", "first", "last", "change", "¥/GB·h first → last"):
+        table.add_column(name)
+    for series in payload["series"]:
+        first, last = series["points"][0], series["points"][-1]
+        change = (last["price"] - first["price"]) / first["price"] * 100 if first["price"] else None
+        table.add_row(
+            series["provider"],
+            series["region"],
+            series["sku"],
+            series["pricing"],
+            str(len(series["points"])),
+            f"{first['price']:,.4g} {series['currency']}/{series['unit']}",
+            f"{last['price']:,.4g}",
+            "—" if change is None else f"{change:+.2f}%",
+            f"{_num(first['cny_per_gb_hour'], 4)} → {_num(last['cny_per_gb_hour'], 4)}",
         )
     console.print(table)

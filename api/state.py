@@ -11,13 +11,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, utc_naive
 
 CACHE_ENTRIES = 2048
+
+T = TypeVar("T")
 
 
 def now_utc() -> datetime:
@@ -36,7 +38,7 @@ class AppState:
         self._lock = threading.Lock()
         self._current: CurrentOffers | None = None
         self._version = -1
-        self._answers: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        self._answers: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         # Answers by raw request (path, query string), served before routing by AnswerCache.
         self._raw: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()
 
@@ -60,13 +62,17 @@ class AppState:
 
     def cached(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], Any]) -> bytes:
         """The JSON bytes answering `key`, built from current offers at most once per data change."""
+        return self.cached_value(key, lambda current: dumps(build(current)))
+
+    def cached_value(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], T]) -> T:
+        """Like `cached`, for answers that are not JSON (CSV, Parquet, Atom, with their headers)."""
         current = self.current()
         with self._lock:
             body = self._answers.get(key)
             if body is not None:
                 self._answers.move_to_end(key)
                 return body
-        body = dumps(build(current))
+        body = build(current)
         with self._lock:
             if self._current is current:
                 self._answers[key] = body

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -28,7 +29,7 @@ from pricedb.store import PriceStore
 
 log = logging.getLogger("gpuprice.schedule")
 
-ExtraJob = tuple[str, Callable[[], Awaitable[None]], IntervalTrigger]
+ExtraJob = tuple[str, Callable[[], Awaitable[object]], BaseTrigger]
 
 
 def _job_defaults(settings: Settings) -> dict[str, object]:

@@ -1,5 +1,9 @@
-"""The files written after every run: the current price sheet as CSV and Parquet, replaced
-atomically, so other tools can read current prices while `serve` holds the database."""
+"""The files written after every run: the current price sheet as CSV and Parquet, and the SkyPilot
+and gpuhunt catalogs (`skypilot/<cloud>/vms.csv`, `gpuhunt/<provider>.csv`), each replaced
+atomically, so other tools can read current prices while `serve` holds the database. They come
+from the same writers as `/export` (pricedb.sheet, pricedb.foreign), so the formats never drift;
+like `/export/skypilot/…` and `/export/gpuhunt/…` by default, the catalogs hold fresh, available
+offers only (those tools know nothing of staleness or stock)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pricedb.foreign import SKYPILOT_COLUMNS, gpuhunt_csv, skypilot_vms_csv
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
 from pricedb.sheet import atomic_write, sheet_row, write_csv, write_parquet
@@ -20,7 +25,8 @@ _export_lock = threading.Lock()
 
 def write_current_exports(store: PriceStore, settings: Settings, now: datetime | None = None) -> list[Path]:
     moment = utc_naive(now or datetime.now(UTC))
-    rows = [sheet_row(o) for o in current_offers(store.cursor(), moment).offers]
+    offers = current_offers(store.cursor(), moment).offers
+    rows = [sheet_row(o) for o in offers]
     folder = settings.export_path
     csv_path, parquet_path = folder / CSV_NAME, folder / PARQUET_NAME
 
@@ -28,7 +34,17 @@ def write_current_exports(store: PriceStore, settings: Settings, now: datetime |
         with temp.open("w", encoding="utf-8", newline="") as handle:
             write_csv(rows, handle)
 
+    fresh = [o for o in offers if not o.stale and o.availability != "sold_out"]
+    fx = store.fx_table()
+    catalogs = {
+        folder / "skypilot" / cloud / "vms.csv": skypilot_vms_csv(fresh, cloud, fx) for cloud in SKYPILOT_COLUMNS
+    }
+    for provider in sorted({o.provider for o in offers}):
+        catalogs[folder / "gpuhunt" / f"{provider}.csv"] = gpuhunt_csv(fresh, provider, fx)
+
     with _export_lock:
         atomic_write(csv_path, csv_writer)
         atomic_write(parquet_path, lambda temp: write_parquet(rows, temp))
-    return [csv_path, parquet_path]
+        for path, sheet in catalogs.items():
+            atomic_write(path, lambda temp, text=sheet.text: temp.write_text(text, encoding="utf-8"))
+    return [csv_path, parquet_path, *catalogs]

@@ -62,7 +62,7 @@ assert OFFER_FIELDS[2:-1] == QUOTE_COLUMNS, "Offer must mirror the stored quote 
 _COVERAGE_SQL = """
     WITH covering AS (
         SELECT provider, unnest(pricings) AS pricing, run_id, status, finished_at, stale_after_minutes
-        FROM runs
+        FROM runs WHERE finished_at < ?
     ),
     ranked AS (
         SELECT *, row_number() OVER (PARTITION BY provider, pricing ORDER BY finished_at DESC, run_id DESC) AS recency
@@ -98,14 +98,16 @@ class Coverage:
         return moment is None or now >= moment
 
 
-def coverage(cur: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Coverage]:
+def coverage(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> dict[tuple[str, str], Coverage]:
+    """Coverage per (provider, pricing) from the runs finished before `before` (default: all runs)."""
+    rows = cur.execute(_COVERAGE_SQL, [before or datetime.max]).fetchall()
     return {
         (provider, pricing): Coverage(status, ok_at, stale_after)
-        for provider, pricing, status, ok_at, stale_after in cur.execute(_COVERAGE_SQL).fetchall()
+        for provider, pricing, status, ok_at, stale_after in rows
     }
 
 
-def _offer_from_row(row: tuple[Any, ...], stale: bool) -> Offer:
+def offer_from_row(row: tuple[Any, ...], stale: bool) -> Offer:
     values = dict(zip(OFFER_FIELDS[:-1], row, strict=True))
     steps = values["price_steps"]
     values["price_steps"] = tuple(PriceStep(**s) for s in json.loads(steps)) if steps else ()
@@ -128,7 +130,7 @@ def current_offers(cur: duckdb.DuckDBPyConnection, now: datetime) -> CurrentOffe
     for row in rows:
         entry = cover.get((row[2], row[10]))
         stale = entry.is_stale(now) if entry is not None else True
-        offers.append(_offer_from_row(row, stale))
+        offers.append(offer_from_row(row, stale))
     upcoming = [m for c in cover.values() if (m := c.stale_from()) is not None and m > now and c.last_status == "ok"]
     as_of = max((o.observed_at for o in offers), default=None)
     return CurrentOffers(offers, as_of, min(upcoming, default=None))

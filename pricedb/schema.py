@@ -90,6 +90,31 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        2,
+        "daily digests and their deliveries",
+        [
+            """
+            CREATE TABLE digests (
+                date DATE PRIMARY KEY,            -- the day digested, in `time_zone`
+                compared_to DATE NOT NULL,
+                time_zone VARCHAR NOT NULL,
+                built_at TIMESTAMP NOT NULL,      -- UTC
+                body VARCHAR NOT NULL             -- the digest JSON, as served by /digest
+            )
+            """,
+            """
+            CREATE TABLE deliveries (
+                digest_date DATE NOT NULL,
+                target VARCHAR NOT NULL,          -- webhook kind: json, slack, feishu, dingtalk
+                attempted_at TIMESTAMP NOT NULL,  -- UTC
+                status VARCHAR NOT NULL,          -- ok | failed
+                error VARCHAR
+            )
+            """,
+            "CREATE INDEX deliveries_digest ON deliveries (digest_date)",
+        ],
+    ),
 ]
 
 QUOTE_COLUMNS: tuple[str, ...] = tuple(

@@ -10,8 +10,10 @@ They are gathered from the environment into the dict fields below, which tests m
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -102,12 +104,42 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("GPUPRICE_VERDA_CLIENT_SECRET", "VERDA_CLIENT_SECRET")
     )
 
+    # Daily digest: built at `digest_time` in `digest_time_zone` for the day before (in that zone).
+    digest_time: str = "09:00"
+    digest_time_zone: str = "Asia/Shanghai"
+    digest_feed_entries: int = 30  # days in /digest.atom
+    # Digest delivery (all optional). Webhook URLs carry tokens, so they are secrets too.
+    digest_webhook_url: SecretStr | None = None  # generic: the digest JSON, POSTed as is
+    digest_slack_webhook_url: SecretStr | None = None
+    digest_feishu_webhook_url: SecretStr | None = None
+    digest_feishu_secret: SecretStr | None = None  # Feishu/Lark "signature verification" secret
+    digest_dingtalk_webhook_url: SecretStr | None = None
+    digest_dingtalk_secret: SecretStr | None = None  # DingTalk "加签" secret (SEC…)
+    public_url: str | None = None  # base URL used for links in the Atom feed (default: the request's)
+
     # API
     host: str = "127.0.0.1"
     port: int = 8000
     max_limit: int = 500
     # /cheapest with estimator inputs: a job fits a GPU when its per-GPU need ≤ this share of the card.
     gpu_memory_headroom: float = Field(default=0.90, gt=0.0, le=1.0)
+
+    @field_validator("digest_time")
+    @classmethod
+    def _digest_time(cls, value: str) -> str:
+        match = re.fullmatch(r"([01]?\d|2[0-3]):([0-5]\d)", value.strip())
+        if not match:
+            raise ValueError(f"{value!r} is not a time of day; write it as HH:MM (24-hour), e.g. 09:00")
+        return f"{int(match[1]):02d}:{match[2]}"
+
+    @field_validator("digest_time_zone")
+    @classmethod
+    def _digest_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} is not an IANA time zone (e.g. Asia/Shanghai, UTC)") from None
+        return value
 
     @field_validator("regions", mode="before")
     @classmethod
@@ -142,6 +174,10 @@ class Settings(BaseSettings):
     @property
     def export_path(self) -> Path:
         return self.export_dir if self.export_dir is not None else self.db.resolve().parent / "exports"
+
+    @property
+    def digest_zone(self) -> ZoneInfo:
+        return ZoneInfo(self.digest_time_zone)
 
     def base_url_for(self, provider: str) -> str | None:
         return self.base_urls.get(provider) or None

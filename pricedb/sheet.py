@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -63,10 +64,32 @@ def write_csv(rows: Iterable[Sequence[Any]], handle: io.TextIOBase, columns: Seq
         writer.writerow([csv_cell(v) for v in row])
 
 
-def csv_text(rows: Iterable[Sequence[Any]]) -> str:
+def csv_text(rows: Iterable[Sequence[Any]], columns: Sequence[str] = SHEET_COLUMNS) -> str:
     buffer = io.StringIO()
-    write_csv(rows, buffer)
+    write_csv(rows, buffer, columns)
     return buffer.getvalue()
+
+
+def json_cell(value: Any) -> Any:
+    """A sheet value in JSON: numbers stay numbers, dates and times become ISO strings."""
+    if isinstance(value, datetime):
+        return iso_utc(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def sheet_records(rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Rows as objects whose keys follow SHEET_COLUMNS order."""
+    return [dict(zip(SHEET_COLUMNS, (json_cell(v) for v in row), strict=True)) for row in rows]
+
+
+def json_text(rows: Iterable[Sequence[Any]]) -> str:
+    return json.dumps(sheet_records(rows), ensure_ascii=False, separators=(",", ":"))
+
+
+def ndjson_text(rows: Iterable[Sequence[Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in sheet_records(rows))
 
 
 def write_parquet(rows: Sequence[Sequence[Any]], path: Path) -> None:

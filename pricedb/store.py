@@ -107,6 +107,20 @@ class PriceStore:
         row = self.cursor().execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0) if row else 0
 
+    def write(self, statements: Sequence[tuple[str, Sequence[object]]]) -> None:
+        """Run a few writes in one transaction (digests, deliveries); readers' caches move on."""
+        with self._write_lock:
+            cur = self.cursor()
+            cur.begin()
+            try:
+                for sql, params in statements:
+                    cur.execute(sql, list(params))
+                cur.commit()
+            except Exception:
+                cur.rollback()
+                raise
+            self.version += 1
+
     # ----- FX -------------------------------------------------------------------------------
     def fx_table(self) -> FxTable:
         if self._fx is None:

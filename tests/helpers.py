@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
+from fastapi.testclient import TestClient
+
+from api.app import create_app
 from pricedb.models import FxRate, Pricing, Quote, RunStatus, Unit
-from pricedb.store import PriceStore, RunRecord
+from pricedb.settings import Settings
+from pricedb.store import PriceStore, RunRecord, utc_naive
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 
@@ -73,3 +79,12 @@ def assert_422_naming(response, parameter: str, message: str) -> None:
     problem = next(p for p in body["errors"] if p["parameter"] == parameter)
     assert message in problem["message"]
     assert body["message"].startswith(f"{body['errors'][0]['parameter']}: ")
+
+
+@contextmanager
+def serving(settings: Settings, store: PriceStore, now: datetime) -> Iterator[TestClient]:
+    """A test client over `store` whose clock reads `now` (naive UTC)."""
+    app = create_app(settings, store=store, schedule=False)
+    with TestClient(app) as client:
+        app.state.gpuprice.clock = lambda: utc_naive(now)
+        yield client

@@ -6,16 +6,29 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.answers import offers_answer
-from api.filters import OffersParams
+from api.filters import DatedOffersParams, HistoryParams
+from api.history import history_answer
 from api.routes.deps import State, json_response
 
 router = APIRouter(tags=["offers"])
 
 
 @router.get("/offers")
-async def offers(request: Request, params: Annotated[OffersParams, Query()], state: State) -> Response:
+async def offers(request: Request, params: Annotated[DatedOffersParams, Query()], state: State) -> Response:
     """Current offers (the latest good observation of each), filterable like `/cheapest` and
-    sortable (`sort`, `desc`), with every normalized figure and the FX rate used."""
+    sortable (`sort`, `desc`), with every normalized figure and the FX rate used. With
+    `date=YYYY-MM-DD`: the market at the end of that UTC day (offers withdrawn by then left out,
+    staleness as of then)."""
     body = offers_answer(state, params)
     state.remember_raw(request.url.path, request.scope["query_string"], body)
     return json_response(body)
+
+
+@router.get("/offers/history")
+async def offers_history(params: Annotated[HistoryParams, Query()], state: State) -> Response:
+    """Observations over time, one series per offer (provider, region, sku, pricing), each point
+    with `observed_at`, the native `price`, `cny_per_hour` and `cny_per_gb_hour`. Filters as
+    `/offers` plus `sku`; `since`/`until` are ISO dates or date-times (UTC unless an offset is
+    given; a bare `until` date includes that whole day; default: the last 30 days). Series are
+    paged with `limit`/`offset`."""
+    return json_response(history_answer(state, params))

@@ -1,0 +1,123 @@
+"""The daily digest as served (`/digest`, `/digest.atom`, `gpuprice digest`) and as scheduled.
+
+A stored digest (built by the daily job) is served as stored. For a day with none stored (the
+server was down at digest time, or the day is older than the database's digests), the digest is
+built on demand from the observations, served with `"stored": false` and a note saying so, and not
+stored: the daily job remains the one writer of the digests table. The day not yet over is served
+too, marked `"partial": true`.
+
+Answers are cached until the data changes: storing a digest or recording a delivery moves the
+store's version, and the cache key holds the resolved day (so the default "yesterday" moves on at
+midnight in the digest's time zone)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
+
+import httpx
+
+from api.delivery import deliver
+from api.digest_render import to_atom, to_markdown
+from api.errors import ApiError
+from api.filters import DigestParams
+from api.state import AppState, dumps, now_utc
+from pricedb.digest import (
+    build_digest,
+    day_window,
+    deliveries_for,
+    load_digest,
+    recent_digests,
+    store_digest,
+    yesterday,
+)
+from pricedb.settings import Settings
+from pricedb.sheet import iso_utc
+from pricedb.store import PriceStore
+
+log = logging.getLogger("gpuprice.digest")
+
+ON_DEMAND_NOTE = "built on demand from observations: no digest was stored for this day"
+PARTIAL_NOTE = "the day is not over yet in {zone}: this digest covers it so far"
+
+
+def resolve_day(state: AppState, params: DigestParams) -> date:
+    zone = state.settings.digest_zone
+    now = state.clock()
+    day = date.fromisoformat(params.date) if params.date else yesterday(now, zone)
+    start, _ = day_window(day, zone)
+    if start > now:
+        today = now.replace(tzinfo=UTC).astimezone(zone).date()
+        raise ApiError(422, f"{day.isoformat()} is in the future (today is {today} in {zone.key})", "date", params.date)
+    return day
+
+
+def digest_payload(state: AppState, day: date) -> dict[str, Any]:
+    cur = state.store.cursor()
+    digest = load_digest(cur, day)
+    if digest is not None:
+        digest["stored"] = True
+    else:
+        zone = state.settings.digest_zone
+        digest = build_digest(cur, day, zone, state.clock())
+        digest["stored"] = False
+        digest["note"] = PARTIAL_NOTE.format(zone=zone.key) if digest["partial"] else ON_DEMAND_NOTE
+    digest["deliveries"] = deliveries_for(cur, day)
+    return digest
+
+
+def digest_answer(state: AppState, params: DigestParams) -> tuple[bytes, str]:
+    """(body, media type) for `/digest`."""
+    day = resolve_day(state, params)
+
+    def build(_: object) -> tuple[bytes, str]:
+        digest = digest_payload(state, day)
+        if params.format == "md":
+            return to_markdown(digest).encode(), "text/markdown; charset=utf-8"
+        return dumps(digest), "application/json"
+
+    _, end = day_window(day, state.settings.digest_zone)
+    if end > state.clock():  # today so far: staleness and the window move with the clock
+        return build(None)
+    return state.cached_value(("digest", day.isoformat(), params.format), build)
+
+
+def atom_answer(state: AppState, base_url: str) -> bytes:
+    def build(_: object) -> bytes:
+        cur = state.store.cursor()
+        digests = recent_digests(cur, state.settings.digest_feed_entries)
+        if digests:
+            updated = max(d["built_at"] for d in digests)
+        else:
+            row = cur.execute("SELECT max(finished_at) FROM runs").fetchone()
+            updated = iso_utc(row[0]) if row and row[0] else "1970-01-01T00:00:00Z"
+        return to_atom(digests, base_url, updated)
+
+    return state.cached_value(("digest.atom", base_url), build)
+
+
+async def run_digest_job(
+    store: PriceStore,
+    settings: Settings,
+    day: date | None = None,
+    clock: Callable[[], datetime] = now_utc,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> dict[str, Any] | None:
+    """The scheduled job: build the digest of `day` (default: yesterday in the digest's time zone),
+    store it, deliver it. Whatever goes wrong is logged and recorded, never raised into the
+    scheduler; returns the digest with its delivery outcomes, or None if it could not be built."""
+    try:
+        zone = settings.digest_zone
+        now = clock()
+        day = day or yesterday(now, zone)
+        digest = await asyncio.to_thread(build_digest, store.cursor(), day, zone, now)
+        await asyncio.to_thread(store_digest, store, digest)
+        log.info("digest %s stored: %s", day, digest["summary"])
+        digest["deliveries"] = await deliver(store, settings, {**digest, "stored": True}, transport)
+        return digest
+    except Exception:
+        log.exception("the digest job failed at %s", datetime.now(UTC).isoformat())
+        return None

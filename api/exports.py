@@ -1,0 +1,108 @@
+"""The price sheet as downloadable files: `/export` (CSV, JSON, NDJSON, Parquet; CONTRACT §6
+columns in order) and the SkyPilot / gpuhunt catalogs. Every writer lives in pricedb (sheet.py,
+foreign.py), the same ones that write the files after each run.
+
+Each answer carries its filename, an ETag (a hash of the exact bytes) and Last-Modified (the last
+run that landed before the data's moment), and is built at most once per data change."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from api.answers import filter_offers
+from api.errors import ApiError
+from api.filters import ExportParams, ForeignParams, known_providers
+from api.history import day_snapshot
+from api.state import AppState
+from pricedb.foreign import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, gpuhunt_csv, skypilot_vms_csv
+from pricedb.queries import Offer
+from pricedb.sheet import csv_text, json_text, ndjson_text, parquet_bytes, sheet_row
+
+MEDIA_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "ndjson": "application/x-ndjson",
+    "parquet": "application/vnd.apache.parquet",
+}
+
+
+@dataclass(frozen=True)
+class FileAnswer:
+    body: bytes
+    media_type: str
+    filename: str
+    last_modified: datetime | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'
+
+
+def _offers_and_moment(state: AppState, day: str | None) -> tuple[list[Offer], datetime | None]:
+    if day:
+        snapshot = day_snapshot(state, day)
+        return snapshot.offers, snapshot.last_change
+    row = state.store.cursor().execute("SELECT max(finished_at) FROM runs").fetchone()
+    return state.current().offers, row[0] if row else None
+
+
+def export_answer(state: AppState, params: ExportParams) -> FileAnswer:
+    def build(_: object) -> FileAnswer:
+        offers, moment = _offers_and_moment(state, params.date)
+        rows = [sheet_row(o) for o in sorted(filter_offers(offers, params), key=lambda o: o.key)]
+        if params.format == "csv":
+            body = csv_text(rows).encode()
+        elif params.format == "json":
+            body = json_text(rows).encode()
+        elif params.format == "ndjson":
+            body = ndjson_text(rows).encode()
+        else:
+            body = parquet_bytes(rows)
+        name = f"gpuprice-offers-{params.date}" if params.date else "gpuprice-offers"
+        return FileAnswer(body, MEDIA_TYPES[params.format], f"{name}.{params.format}", moment)
+
+    return state.cached_value(("export", params.model_dump_json()), build)
+
+
+def _foreign_offers(state: AppState, params: ForeignParams) -> tuple[list[Offer], datetime | None]:
+    offers, moment = _offers_and_moment(state, params.date)
+    chosen = params.model_copy(
+        update={
+            "include_stale": bool(params.include_stale),
+            "include_unavailable": bool(params.include_unavailable),
+        }
+    )
+    return filter_offers(offers, chosen), moment
+
+
+def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileAnswer:
+    if cloud in SKYPILOT_UNSUPPORTED:
+        raise ApiError(404, f"no SkyPilot catalog for {cloud}: {SKYPILOT_UNSUPPORTED[cloud]}", "cloud", cloud)
+    if cloud not in SKYPILOT_COLUMNS:
+        raise ApiError(
+            404, f"unknown SkyPilot cloud {cloud!r}; choose from {', '.join(SKYPILOT_COLUMNS)}", "cloud", cloud
+        )
+
+    def build(_: object) -> FileAnswer:
+        offers, moment = _foreign_offers(state, params)
+        sheet = skypilot_vms_csv(offers, cloud, state.store.fx_table())
+        return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], "vms.csv", moment, sheet.notes)
+
+    return state.cached_value(("skypilot", cloud, params.model_dump_json()), build)
+
+
+def gpuhunt_answer(state: AppState, provider: str, params: ForeignParams) -> FileAnswer:
+    if provider not in known_providers():
+        raise ApiError(
+            404, f"unknown provider {provider!r}; choose from {', '.join(known_providers())}", "provider", provider
+        )
+
+    def build(_: object) -> FileAnswer:
+        offers, moment = _foreign_offers(state, params)
+        sheet = gpuhunt_csv(offers, provider, state.store.fx_table())
+        return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], f"{provider}.csv", moment, sheet.notes)
+
+    return state.cached_value(("gpuhunt", provider, params.model_dump_json()), build)

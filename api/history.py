@@ -1,0 +1,87 @@
+"""Answers about the past: `/offers/history` (observations over time) and day snapshots
+(`/offers?date=`, `/export?date=`), shared by the HTTP API and the CLI."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from api.errors import ApiError
+from api.filters import HistoryParams
+from api.params import parse_pricings, parse_regions, split_list
+from api.state import AppState, dumps
+from pricedb.history import HistoryQuery, history
+from pricedb.sheet import iso_utc
+from pricedb.snapshot import Snapshot, snapshot_of_day
+
+DEFAULT_HISTORY_DAYS = 30
+
+
+def day_snapshot(state: AppState, day_text: str) -> Snapshot:
+    """The market at the end of a UTC day; a future day is refused (422 naming `date`)."""
+    day = date.fromisoformat(day_text)
+    now = state.clock()
+    if day > now.date():
+        raise ApiError(422, f"{day_text} is in the future (today is {now.date().isoformat()} UTC)", "date", day_text)
+    return snapshot_of_day(state.store.cursor(), day, now)
+
+
+def history_query(state: AppState, params: HistoryParams) -> HistoryQuery:
+    until = datetime.fromisoformat(params.until) if params.until else state.clock()
+    since = datetime.fromisoformat(params.since) if params.since else until - timedelta(days=DEFAULT_HISTORY_DAYS)
+    if since >= until:  # only reachable with a defaulted `until` (now) and a future `since`
+        raise ApiError(422, f"since ({iso_utc(since)}) must be before until ({iso_utc(until)})", "since", params.since)
+    return HistoryQuery(
+        since=since,
+        until=until,
+        gpu=params.gpu,
+        providers=tuple(split_list(params.provider)),
+        pricings=tuple(p.value for p in parse_pricings(params.pricing)),
+        regions=tuple(parse_regions(params.region)),
+        skus=tuple(split_list(params.sku)),
+        include_unavailable=True if params.include_unavailable is None else params.include_unavailable,
+        limit=params.limit,
+        offset=params.offset,
+    )
+
+
+def _history_payload(state: AppState, query: HistoryQuery) -> dict[str, Any]:
+    found = history(state.store.cursor(), query)
+    return {
+        "query": {
+            "since": iso_utc(query.since),
+            "until": iso_utc(query.until),
+            "gpu": query.gpu,
+            "provider": list(query.providers),
+            "pricing": list(query.pricings),
+            "region": list(query.regions),
+            "sku": list(query.skus),
+            "include_unavailable": query.include_unavailable,
+            "limit": query.limit,
+            "offset": query.offset,
+        },
+        "count": found.total_series,
+        "points": found.points,
+        "series": [
+            {
+                "provider": s.provider,
+                "region": s.region,
+                "sku": s.sku,
+                "pricing": s.pricing,
+                "gpu_model": s.gpu_model,
+                "gpu_memory_gb": s.gpu_memory_gb,
+                "gpu_count": s.gpu_count,
+                "currency": s.currency,
+                "unit": s.unit,
+                "points": [{**p, "observed_at": iso_utc(p["observed_at"])} for p in s.points],
+            }
+            for s in found.series
+        ],
+    }
+
+
+def history_answer(state: AppState, params: HistoryParams) -> bytes:
+    query = history_query(state, params)
+    if params.since and params.until:  # a fixed window: the answer changes only when data lands
+        return state.cached(("history", params.model_dump_json()), lambda _: _history_payload(state, query))
+    return dumps(_history_payload(state, query))

@@ -1,0 +1,118 @@
+"""Price history: every observation of the matching offers between two moments, one series per
+offer (provider, region, sku, pricing), oldest point first.
+
+Observations are append-only and indexed on (provider, region, sku, pricing, observed_at), so a
+query picks its series first (paged with `limit`/`offset`) and then reads their points in index
+order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class HistoryQuery:
+    since: datetime  # naive UTC, inclusive
+    until: datetime  # naive UTC, exclusive
+    gpu: str = "A100"
+    providers: tuple[str, ...] = ()
+    pricings: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()  # matched case-insensitively
+    skus: tuple[str, ...] = ()
+    include_unavailable: bool = True
+    limit: int = 100  # series
+    offset: int = 0
+
+
+@dataclass
+class Series:
+    provider: str
+    region: str
+    sku: str
+    pricing: str
+    gpu_model: str
+    gpu_memory_gb: float
+    gpu_count: int
+    currency: str
+    unit: str
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.provider, self.region, self.sku, self.pricing)
+
+
+@dataclass(frozen=True)
+class History:
+    series: list[Series]
+    total_series: int
+    points: int
+
+
+def _where(query: HistoryQuery) -> tuple[str, list[Any]]:
+    clauses = ["observed_at >= ?", "observed_at < ?", "gpu_model = ?"]
+    values: list[Any] = [query.since, query.until, query.gpu]
+    for column, chosen in (("provider", query.providers), ("pricing", query.pricings), ("sku", query.skus)):
+        if chosen:
+            clauses.append(f"{column} IN ({', '.join('?' for _ in chosen)})")
+            values.extend(chosen)
+    if query.regions:
+        clauses.append(f"lower(region) IN ({', '.join('?' for _ in query.regions)})")
+        values.extend(r.lower() for r in query.regions)
+    if not query.include_unavailable:
+        clauses.append("availability <> 'sold_out'")
+    return " AND ".join(clauses), values
+
+
+def _in(column: str, chosen: set[str]) -> tuple[str, list[Any]]:
+    return f"{column} IN ({', '.join('?' for _ in chosen)})", sorted(chosen)
+
+
+def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
+    """Two passes: the matching series (keys only, one cheap scan), then the points of the page's
+    series, selected by their exact key values (plain equality filters DuckDB pushes into the scan)."""
+    where, values = _where(query)
+    keys = cur.execute(
+        f"SELECT DISTINCT provider, region, sku, pricing FROM observations WHERE {where} "
+        "ORDER BY provider, region, sku, pricing",
+        values,
+    ).fetchall()
+    page = keys[query.offset : query.offset + query.limit]
+    if not page:
+        return History([], len(keys), 0)
+    narrowing, narrow_values = [], []
+    for index, column in enumerate(("provider", "region", "sku", "pricing")):
+        clause, chosen = _in(column, {key[index] for key in page})
+        narrowing.append(clause)
+        narrow_values.extend(chosen)
+    rows = cur.execute(
+        f"""
+        SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
+               observed_at, price, cny_per_hour, cny_per_gb_hour
+        FROM observations
+        WHERE {where} AND {" AND ".join(narrowing)}
+        ORDER BY provider, region, sku, pricing, observed_at, observation_id
+        """,
+        [*values, *narrow_values],
+    ).fetchall()
+    wanted = set(page)
+    series: list[Series] = []
+    current: Series | None = None
+    count = 0
+    for provider, region, sku, pricing, model, memory, gpus, currency, unit, at, price, per_hour, per_gb in rows:
+        key = (provider, region, sku, pricing)
+        if key not in wanted:  # the per-column filters can admit combinations outside the page
+            continue
+        if current is None or current.key != key:
+            current = Series(provider, region, sku, pricing, model, memory, gpus, currency, unit)
+            series.append(current)
+        point: dict[str, Any] = {"observed_at": at, "price": price, "cny_per_hour": per_hour, "cny_per_gb_hour": per_gb}
+        if (currency, unit) != (current.currency, current.unit):  # the provider changed how it prices
+            point.update(currency=currency, unit=unit)
+        current.points.append(point)
+        count += 1
+    return History(series, len(keys), count)
