@@ -4,6 +4,9 @@ replay transport, or to a local replay server on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import pytest
 from collectors.base import Collector, Fetched, RawResponse
 from collectors.http import Http, make_client
 from collectors.replay import Replay
+from collectors.runner import RunSummary, collect
 from pricedb.fx import FxTable
 from pricedb.models import FxRate
 from pricedb.settings import Settings
@@ -54,11 +58,7 @@ def recorded_answer(provider: str, request: httpx.Request, strip_prefix: str = "
     return httpx.Response(route.status, content=route.file.read_bytes(), headers={"content-type": "application/json"})
 
 
-@pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's GPUPRICE_* settings or cloud credentials."""
-    import os
-
+def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_", "VAST_", "RUNPOD_", "VERDA_")):
             monkeypatch.delenv(name, raising=False)
@@ -67,16 +67,57 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's GPUPRICE_* settings or cloud credentials."""
+    _isolate(monkeypatch)
+
+
+def make_settings(folder: Path, **overrides: object) -> Settings:
     return Settings(
-        db=tmp_path / "test.duckdb",
-        export_dir=tmp_path / "exports",
+        db=folder / "test.duckdb",
+        export_dir=folder / "exports",
         retry_base_delay_s=0.0,
         retry_max_delay_s=0.0,
         http_timeout_s=2.0,
         schedule_jitter_s=0,
+        **overrides,
     )
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@dataclass(frozen=True)
+class OfflineRound:
+    """One offline collection of every provider, shared by the tests that only read its result."""
+
+    db: Path
+    summaries: list[RunSummary]
+
+
+@pytest.fixture(scope="session")
+def offline_round(tmp_path_factory: pytest.TempPathFactory) -> OfflineRound:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(monkeypatch)
+        offline = make_settings(tmp_path_factory.mktemp("offline-round"), offline=True)
+        store = PriceStore(offline)
+        try:
+            summaries = asyncio.run(collect(store, offline))
+        finally:
+            store.close()
+    return OfflineRound(offline.db, summaries)
+
+
+@pytest.fixture
+def offline_store(offline_round: OfflineRound, settings: Settings):
+    """A private copy of the offline round's database (a test may write to it), opened offline."""
+    shutil.copyfile(offline_round.db, settings.db)
+    price_store = PriceStore(settings.model_copy(update={"offline": True}))
+    yield price_store
+    price_store.close()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ for the machine shapes that matter; FX is 1 USD = ¥7 so every figure can be che
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import timedelta
 
@@ -16,7 +15,6 @@ import api.cheapest_estimate as cheapest_estimate
 from api import render
 from api.app import create_app
 from api.cli import main as cli
-from collectors.runner import collect
 from pricedb.models import Pricing
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
@@ -300,15 +298,11 @@ def test_cli_cheapest_by_model_prints_the_api_json(
         "model=llama-2-70b&workload=inference&precision=int4&batch=16&context=4096&hours=200",
     ],
 )
-def test_done_when_queries_over_the_recorded_provider_answers(settings: Settings, query: str) -> None:
+def test_done_when_queries_over_the_recorded_provider_answers(offline_store: PriceStore, query: str) -> None:
     """The two questions of issue 5 over every offer the collectors parse from fixtures/ (offline)."""
-    offline = settings.model_copy(update={"offline": True})
-    store = PriceStore(offline)
-    asyncio.run(collect(store, offline))
-    app = create_app(offline, store=store, schedule=False)
+    app = create_app(offline_store.settings, store=offline_store, schedule=False)
     with TestClient(app) as test_client:
         body = test_client.get(f"/cheapest?{query}&limit=500").json()
-    store.close()
     assert_viable_and_shown(body)
     assert {"aws", "azure"} <= {o["provider"] for o in body["options"]}
     assert all(o["cny_per_hour"] > 0 and o["per_gpu_need_gb"] > 0 for o in body["options"])

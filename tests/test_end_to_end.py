@@ -34,11 +34,12 @@ def offline_settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"offline": True})
 
 
-def test_offline_collect_then_cheapest(offline_settings: Settings) -> None:
-    store = PriceStore(offline_settings)
-    summaries = asyncio.run(collect(store, offline_settings))
-    statuses = {s.provider: s.status.value for s in summaries}
+def test_offline_collect_then_cheapest(
+    offline_round, offline_store: PriceStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    statuses = {s.provider: s.status.value for s in offline_round.summaries}
     assert statuses == {"fx": "ok", **{name: "ok" for name in COLLECTORS}}
+    store, offline_settings = offline_store, offline_store.settings
     app = create_app(offline_settings, store=store, schedule=False)
     with TestClient(app) as client:
         body = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()
@@ -58,8 +59,10 @@ def test_offline_collect_then_cheapest(offline_settings: Settings) -> None:
         assert all(o["fx_date"] == "2022-07-08" for o in offers if o["currency"] != "CNY")
     store.close()
     # The CLI, on the same file, prints exactly what the API returned.
+    capsys.readouterr()
     assert cli(["cheapest", "--mem", "60GB", "--hours", "200", "--limit", "500", "--json",
                 "--db", str(offline_settings.db)]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == body
 
 
 def test_cli_collect_offline_and_query(offline_settings: Settings, capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,14 +32,11 @@ def stored_offers(store: PriceStore) -> dict[tuple[str, ...], tuple[float, float
     return {row[:4]: row[4:] for row in rows.fetchall()}
 
 
-def test_offline_cheapest_ranks_gcp_and_oci_beside_aws_and_azure(settings: Settings) -> None:
-    offline = settings.model_copy(update={"offline": True})
-    store = PriceStore(offline)
-    summaries = asyncio.run(collect(store, offline))
+def test_offline_cheapest_ranks_gcp_and_oci_beside_aws_and_azure(offline_round, offline_store: PriceStore) -> None:
+    summaries, store = offline_round.summaries, offline_store
     assert {s.provider: s.status.value for s in summaries if s.provider in ("gcp", "oci")} == {"gcp": "ok", "oci": "ok"}
-    with TestClient(create_app(offline, store=store, schedule=False)) as client:
+    with TestClient(create_app(store.settings, store=store, schedule=False)) as client:
         options = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()["options"]
-    store.close()
     assert {"aws", "azure", "gcp", "oci"} <= {o["provider"] for o in options}
     totals = [o["total_cny"] for o in options]
     assert totals == sorted(totals)

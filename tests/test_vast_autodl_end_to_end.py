@@ -24,17 +24,15 @@ USD_TO_CNY = 6.8095 / 1.0163  # ECB 2022-07-08, the recorded FX file
 TOKEN = "autodl-login-token-for-tests"
 
 
-def test_cheapest_ranks_marketplace_offers_beside_the_clouds(settings: Settings) -> None:
-    offline = settings.model_copy(update={"offline": True})
-    store = PriceStore(offline)
-    summaries = {s.provider: s for s in asyncio.run(collect(store, offline))}
+def test_cheapest_ranks_marketplace_offers_beside_the_clouds(offline_round, offline_store: PriceStore) -> None:
+    store = offline_store
+    summaries = {s.provider: s for s in offline_round.summaries}
     assert summaries["vast"].status.value == "ok" and summaries["autodl"].status.value == "ok"
     assert (summaries["vast"].quotes, summaries["autodl"].quotes) == (12, 30)
     assert summaries["vast"].rejected == summaries["autodl"].rejected == 0
-    with TestClient(create_app(offline, store=store, schedule=False)) as client:
+    with TestClient(create_app(store.settings, store=store, schedule=False)) as client:
         options = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()["options"]
         every = client.get("/cheapest?mem=60GB&hours=200&limit=500&include_unavailable=true").json()["options"]
-    store.close()
     assert {"aws", "azure", "vast", "autodl"} <= {o["provider"] for o in options}
     totals = [o["total_cny"] for o in options]
     assert totals == sorted(totals)
