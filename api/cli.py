@@ -172,19 +172,26 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _filter_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every offer filter takes (`_filters` adds them to a command)."""
+    return {
+        "pricing": args.pricing,
+        "provider": args.provider,
+        "region": args.region,
+        "gpu": args.gpu,
+        "include_unavailable": args.include_unavailable,
+        "include_stale": args.include_stale,
+    }
+
+
 def cmd_cheapest(args: argparse.Namespace) -> int:
     settings = _settings(args)
     values = {
         "mem": args.mem,
         "hours": args.hours,
-        "pricing": args.pricing,
-        "provider": args.provider,
-        "region": args.region,
-        "gpu": args.gpu,
+        **_filter_values(args),
         "single_gpu": args.single_gpu,
         "interruptible": args.interruptible,
-        "include_unavailable": args.include_unavailable,
-        "include_stale": args.include_stale,
         "rank_by": args.rank_by,
         "limit": args.limit,
         **_estimator_values(args),
@@ -205,12 +212,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 def cmd_offers(args: argparse.Namespace) -> int:
     settings = _settings(args)
     values = {
-        "pricing": args.pricing,
-        "provider": args.provider,
-        "region": args.region,
-        "gpu": args.gpu,
-        "include_unavailable": args.include_unavailable,
-        "include_stale": args.include_stale,
+        **_filter_values(args),
         "sort": args.sort,
         "desc": args.desc,
         "limit": args.limit,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from api import render
-from api.cli import CliError, _answer, _answer_bytes, _emit, _params, _settings, console
+from api.cli import CliError, _answer, _answer_bytes, _emit, _filter_values, _params, _settings, console
 from api.digests import digest_answer, run_digest_job
 from api.exports import FileAnswer, export_answer, gpuhunt_answer, skypilot_answer
 from api.filters import DigestParams, ExportParams, ForeignParams, HistoryParams
@@ -22,17 +22,6 @@ from api.params import parse_day
 from api.state import now_utc
 from pricedb.digest import day_window
 from pricedb.store import PriceStore, StoreBusy
-
-
-def _filter_values(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "pricing": args.pricing,
-        "provider": args.provider,
-        "region": args.region,
-        "gpu": args.gpu,
-        "include_unavailable": args.include_unavailable,
-        "include_stale": args.include_stale,
-    }
 
 
 def cmd_history(args: argparse.Namespace) -> int:
