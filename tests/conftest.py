@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,7 +59,20 @@ def recorded_answer(provider: str, request: httpx.Request, strip_prefix: str = "
     return httpx.Response(route.status, content=route.file.read_bytes(), headers={"content-type": "application/json"})
 
 
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(sock: socket.socket, address: object) -> None:
+    """No test may touch the network: connections go to local test servers or nowhere."""
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and host not in _LOOPBACK and not host.startswith("/"):
+        raise OSError(f"tests must not touch the network (tried to connect to {address!r})")
+    _real_connect(sock, address)
+
+
 def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
     for name in list(os.environ):
         if name.startswith(("GPUPRICE_", "AWS_", "ALIBABA_CLOUD_", "TENCENTCLOUD_", "VAST_", "RUNPOD_", "VERDA_")):
             monkeypatch.delenv(name, raising=False)

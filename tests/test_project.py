@@ -36,3 +36,13 @@ def test_console_script_and_packages() -> None:
     assert project["project"]["requires-python"] == ">=3.11"
     dependencies = " ".join(project["project"]["dependencies"])
     assert "apscheduler>=3.11,<4" in dependencies and "duckdb>=" in dependencies and ",<3" in dependencies
+
+
+def test_the_suite_cannot_reach_the_network() -> None:
+    """conftest refuses every connection that is not to loopback, so a test that forgot its mock
+    fails instead of quietly reaching a provider."""
+    import httpx
+    import pytest
+
+    with pytest.raises(httpx.ConnectError, match="must not touch the network"):
+        httpx.get("http://192.0.2.1/", timeout=1)  # TEST-NET-1: never routed
