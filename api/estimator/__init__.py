@@ -9,9 +9,18 @@ Pure library (no HTTP, no database). See docs/estimator.md.
 
 from .catalog import ModelSpec, all_models, closest_by_params, lookup, suggest
 from .errors import EstimatorError, InvalidCombination, UnknownModel, error_details
-from .estimate import DecodeStep, GpuPlan, decode_step, estimate, per_gpu_need, per_gpu_plan, resolve
+from .estimate import estimate
 from .models import Breakdown, Engine, Estimate, EstimateQuery, Optimizer, Precision, Workload, parse_params
-from .throughput import Throughput, cny_per_million_tokens, decode_throughput, gpu_bandwidth_gb_s
+from .plan import GpuPlan, per_gpu_need, per_gpu_plan
+from .resolution import resolve
+from .throughput import (
+    DecodeStep,
+    Throughput,
+    cny_per_million_tokens,
+    decode_step,
+    decode_throughput,
+    gpu_bandwidth_gb_s,
+)
 
 __all__ = [
     "Breakdown",

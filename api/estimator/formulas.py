@@ -1,8 +1,8 @@
 """The estimator's arithmetic: pure functions of architecture facts, in **bytes**.
 
 Every formula here is one line of `docs/estimator.md` and of `shared/reference/ESTIMATOR.md` §3;
-`estimate.py` combines them and converts to GiB. Nothing here knows about queries, defaults or
-the catalog, so each function can be checked by hand.
+`layouts.py` combines them per GPU and `estimate.py` converts to GiB. Nothing here knows about
+queries, defaults or the catalog, so each function can be checked by hand.
 
 Notation: P = parameters, h = hidden size, L = layers, I = MLP width (per projection), V = vocab,
 s = tokens per sequence, b = sequences (micro-batch), N = data-parallel GPUs, T = tensor-parallel GPUs.

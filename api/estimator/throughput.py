@@ -8,15 +8,17 @@ and yields one token per sequence. So one step takes
 and tokens/s = batch / step time. The second term is the floor eager HF `generate` cannot go below
 (Python and kernel launches, ~0.75 ms per layer on A100); vLLM's CUDA graphs remove it. This is an
 estimate — a roofline scaled by measured factors — not a benchmark; the answer carries every input.
+`decode_step(query)` gives the bytes per step (and the Estimate's `bytes_per_token_read`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from . import formulas as f
 from .errors import EstimatorError
-from .estimate import decode_step
 from .models import Engine, Estimate, EstimateQuery
+from .resolution import Resolved, context_for, kv_element_bytes, resolve, weight_bits
 
 # Peak HBM bandwidth in GB/s (10^9 bytes/s), NVIDIA A100 datasheet.
 A100_BANDWIDTH_GB_S = {
@@ -32,6 +34,44 @@ A100_BANDWIDTH_GB_S = {
 # of it at 72B; vLLM bf16 Qwen-72B on 2 GPUs (tensor parallel) at 0.62.
 EFFICIENCY = {"vllm": 0.6, "hf": 0.6, "hf_quantized": 0.3}
 HF_SECONDS_PER_LAYER = 0.75e-3
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeStep:
+    """What one decoding step of the whole batch reads from GPU memory, in bytes."""
+
+    weights_bytes: float  # weights read once per step (MoE: only the experts the batch is routed to)
+    kv_bytes: float  # every sequence's KV cache at its full `context` length
+    batch: int
+    context: int
+    layers: int
+
+    @property
+    def total_bytes(self) -> float:
+        return self.weights_bytes + self.kv_bytes
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.total_bytes / self.batch
+
+
+def decode_step(query: EstimateQuery, resolved: Resolved | None = None) -> DecodeStep:
+    """Bytes one decoding step reads for the whole batch. Weights are read once per step (for an MoE
+    only the experts the batch's tokens are routed to: expected coverage 1 − (1 − k/E)^b); each
+    sequence reads its whole cache, taken at its full `context` length (conservative: a generation's
+    average is shorter)."""
+    r = resolved or resolve(query)
+    shape = r.shape
+    bits, _ = weight_bits(query)
+    weights = f.weight_bytes(r.params, r.embedding_params, bits)
+    if shape.num_experts > 1:
+        k, e = shape.experts_per_token, shape.num_experts
+        coverage = 1 - (1 - k / e) ** query.batch
+        weights -= f.expert_params(shape) * bits / 8 * (1 - coverage)
+    context = context_for(query, r)
+    tokens = f.cached_tokens(context, r.sliding_window, r.window_fraction) if query.engine is Engine.VLLM else context
+    kv = f.kv_cache_bytes(shape, tokens, query.batch, kv_element_bytes(query)) if r.causal else 0.0
+    return DecodeStep(weights_bytes=weights, kv_bytes=kv, batch=query.batch, context=context, layers=shape.layers)
 
 
 @dataclass(frozen=True, slots=True)

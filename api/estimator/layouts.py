@@ -1,0 +1,222 @@
+"""Layouts: how a job sits on `n` GPUs and the bytes each GPU holds per component (formulas.py).
+Inference splits weights and KV cache (vLLM: tensor parallel; hf: layers); training shards model
+states by ZeRO stage, or, with no stage given, takes the smaller of DDP and ZeRO-3.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import formulas as f
+from .models import Engine, EstimateQuery, Precision, Workload
+from .resolution import Resolved, checkpointing, context_for, kv_element_bytes, weight_bits
+
+# Relative uncertainty (down, up) of quantized weights, from ESTIMATOR.md §3 "Uncertainty"; the band
+# (estimate.py) reads it from the layout.
+_WEIGHT_UNCERTAINTY = {Precision.INT8: (0.05, 0.10), Precision.INT4: (0.05, 0.15)}
+_COMPONENTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "adapter", "margin")
+
+
+class Infeasible(Exception):
+    """The job cannot be laid out on that many GPUs; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class Layout:
+    """One way to run the job on `n` GPUs: the bytes each GPU holds per component, and how."""
+
+    parts: dict[str, float]  # bytes per GPU
+    strategy: str
+    shardable: bool
+    zero: int | None
+    notes: list[str] = field(default_factory=list)
+    weight_uncertainty: tuple[float, float] = (0.03, 0.03)
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
+
+
+def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
+    shape = r.shape
+    s, b = context_for(query, r), query.batch
+    bits, fmt = weight_bits(query)
+    weights = f.weight_bytes(r.params, r.embedding_params, bits)
+    kv_bytes = kv_element_bytes(query)
+    notes = [f"Weights in {fmt}" + ("; embeddings and output head kept in 16-bit." if bits < 16 else ".")]
+    vllm = query.engine is Engine.VLLM
+    if vllm:
+        if shape.heads % n:
+            raise Infeasible(
+                f"vLLM tensor parallelism needs a GPU count that divides the {shape.heads} attention heads"
+            )
+        share = 1 / n
+        kv_heads = max(1, math.ceil(shape.kv_heads / n))
+        strategy = "1 GPU" if n == 1 else f"tensor parallel over {n} GPUs"
+    else:
+        if n > shape.layers:
+            raise Infeasible(f"cannot split {shape.layers} layers over {n} GPUs")
+        share = math.ceil(shape.layers / n) / shape.layers
+        kv_heads = shape.kv_heads
+        strategy = "1 GPU" if n == 1 else f"layers split over {n} GPUs (device_map=auto)"
+
+    parts = dict.fromkeys(_COMPONENTS, 0.0)
+    parts["weights"] = weights * share
+    if r.causal:
+        tokens = f.cached_tokens(s, r.sliding_window, r.window_fraction) if vllm else s
+        if vllm:
+            tokens = f.vllm_block_tokens(tokens)
+        kv = f.kv_cache_bytes(shape, tokens, b, kv_bytes, kv_heads) * (1 if vllm else share)
+        parts["kv_cache"] = kv
+        notes.append(
+            f"KV cache: 2 × {shape.layers} layers × {shape.kv_heads} KV heads × {shape.head_dim} × {kv_bytes} bytes "
+            f"= {f.kv_bytes_per_token(shape, kv_bytes) / 1024:.0f} KiB per token, × {tokens:g} tokens × {b} sequences"
+            + (" (per GPU: KV heads split by tensor parallelism)" if vllm and n > 1 else "")
+            + "."
+        )
+        if vllm and r.sliding_window and s > r.sliding_window:
+            notes.append(f"vLLM keeps at most {r.sliding_window} tokens on sliding-window layers.")
+    else:
+        notes.append("Encoder model: no KV cache; the whole sequence goes through each layer at once.")
+
+    if vllm:
+        chunk = min(b * s, f.VLLM_MAX_BATCHED_TOKENS)
+        mlp = shape.mlp_matrices * f.mlp_width_per_token(shape) / n
+        act = chunk * (2 * shape.hidden + mlp) * kv_bytes + min(b, f.VLLM_MAX_SEQS) * shape.vocab * 4
+        parts["activations"] = act
+        parts["overhead"] = f.FIXED_OVERHEAD_BYTES + f.CUDA_GRAPHS_BYTES
+        notes.append(
+            f"engine=vllm: the cache is sized exactly for {b} × {s} tokens; prefill runs in chunks of ≤ "
+            f"{f.VLLM_MAX_BATCHED_TOKENS} tokens; CUDA graphs 1 GiB. vLLM itself reserves "
+            "gpu_memory_utilization=0.90 of whatever card it runs on (the rest of that becomes extra cache), "
+            "so nvidia-smi shows ~90% of the card: this estimate is what that 90% must hold."
+        )
+    else:
+        transient = parts["kv_cache"] + f.prefill_working_bytes(shape, b * s, kv_bytes)
+        transient += f.last_token_logits_bytes(shape, b)
+        parts["activations"] = transient
+        parts["overhead"] = f.FIXED_OVERHEAD_BYTES
+        notes.append(
+            "engine=hf (transformers generate, FlashAttention/SDPA): transients = one more copy of the KV cache "
+            "(the growing cache is re-allocated), the prompt's pass through one layer at once, "
+            "last-token logits in fp32."
+        )
+    notes.append("Fixed overhead 1 GiB per GPU (CUDA context, cuBLAS workspace, allocator).")
+    return Layout(
+        parts=parts,
+        strategy=strategy,
+        shardable=True,
+        zero=None,
+        notes=notes,
+        weight_uncertainty=_WEIGHT_UNCERTAINTY.get(query.precision, (0.03, 0.03)),
+    )
+
+
+def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> Layout:
+    shape = r.shape
+    s, b = context_for(query, r), query.batch
+    ckpt = bool(checkpointing(query))
+    opt = query.optimizer.value
+    parts = dict.fromkeys(_COMPONENTS, 0.0)
+    notes: list[str] = []
+    sharded = stage >= 3
+    if query.workload is Workload.FULL_FINETUNE:
+        trainable = r.params
+        table = f.FP32_BYTES if query.precision is Precision.FP32 else f.MIXED_PRECISION_BYTES
+        per_param = table[opt]
+        states = f.zero_model_states(trainable, per_param, stage, n)
+        parts["weights"], parts["gradients"], parts["optimizer"] = states.weights, states.gradients, states.optimizer
+        mode = "fp32" if query.precision is Precision.FP32 else f"{query.precision.value} mixed precision"
+        notes.append(
+            f"Full fine-tune, {mode}, {opt}: {per_param[0]} + {per_param[1]} + {per_param[2]} = {sum(per_param)} bytes "
+            "per parameter for weights, gradients and optimizer states"
+            + (" (fp32 master weights + m + v; ZeRO paper)" if opt == "adamw" and per_param[0] == 2 else "")
+            + (
+                ". Kept in fp32, gradients make it 18 (DeepSpeed's estimator): inside the band."
+                if per_param == (2, 2, 12)
+                else "."
+            )
+        )
+        weight_unc = (0.03, 0.03)
+    else:
+        bits, fmt = weight_bits(query)
+        base = f.weight_bytes(r.params, r.embedding_params, bits)
+        parts["weights"] = base / (n if sharded else 1)
+        trainable = f.lora_params(shape, query.lora_rank)
+        per_param = f.ADAPTER_BYTES[opt]
+        states = f.zero_model_states(trainable, per_param, stage, n)
+        parts["adapter"], parts["gradients"], parts["optimizer"] = states.weights, states.gradients, states.optimizer
+        notes.append(
+            f"{query.workload.value}: frozen base in {fmt}"
+            + ("; embeddings and output head kept in 16-bit" if bits < 16 else "")
+            + f". LoRA rank {query.lora_rank} on every linear layer (q, k, v, o, MLP): {trainable / 1e6:.1f}M adapter "
+            f"parameters at {sum(per_param)} bytes each (fp32 weight + gradient + {opt} states)."
+        )
+        weight_unc = _WEIGHT_UNCERTAINTY.get(Precision.INT4 if bits < 8 else query.precision, (0.03, 0.03))
+        if query.workload is Workload.LORA and query.precision.quantized:
+            notes.append("LoRA over a quantized base is QLoRA: estimated as such.")
+
+    act_bytes = 4 if query.precision is Precision.FP32 else 2
+    act = f.training_activation_bytes(shape, s, b, ckpt, act_bytes)
+    logits = f.logits_bytes(shape, s, b)
+    parts["activations"] = act + logits
+    coefficient = f.activation_coefficient(shape)
+    if ckpt:
+        notes.append(
+            f"Activations with gradient checkpointing (full recomputation): 2·s·b·h per layer + one layer's "
+            f"{coefficient:.1f}·s·b·h being recomputed, at s={s}, b={b} per GPU, FlashAttention (no s² term)."
+        )
+    else:
+        notes.append(
+            f"Activations without checkpointing: {coefficient:.1f}·s·b·h bytes per layer (Korthikanti et al., "
+            f"FlashAttention: no s² term), s={s}, b={b} per GPU."
+        )
+    notes.append(f"Logits and their gradient in fp32: 2·b·s·V·4 = {logits / f.GIB:.2f} GiB.")
+
+    buffers = f.zero_buffer_bytes(stage, trainable, r.params, f.largest_layer_params(shape)) if stage else 0.0
+    parts["overhead"] = f.FIXED_OVERHEAD_BYTES + buffers
+    subtotal = sum(parts.values())
+    parts["margin"] = subtotal * (f.TRAINING_SAFETY_FACTOR - 1)
+    notes.append(
+        "Fixed overhead 1 GiB per GPU"
+        + (f" + ZeRO-{stage} communication buffers {buffers / f.GIB:.2f} GiB" if stage else "")
+        + "; training total × 1.2 for fragmentation, bucket buffers and temporaries (ESTIMATOR.md §3.G)."
+    )
+    if n == 1 and stage == 0:
+        strategy, shardable = "1 GPU", True
+    elif stage == 0:
+        strategy, shardable = f"data parallel (DDP): a full replica on each of {n} GPUs", False
+    else:
+        what = {
+            1: "optimizer states",
+            2: "optimizer states and gradients",
+            3: "weights, gradients and optimizer states",
+        }
+        strategy = f"ZeRO-{stage} over {n} GPU{'s' if n > 1 else ''} ({what[stage]} sharded)"
+        shardable = True
+    return Layout(
+        parts=parts, strategy=strategy, shardable=shardable, zero=stage, notes=notes, weight_uncertainty=weight_unc
+    )
+
+
+def layout_for(query: EstimateQuery, r: Resolved, n: int) -> Layout:
+    """The layout an estimate uses on `n` GPUs. Raises Infeasible when the job cannot be split so."""
+    if not query.workload.training:
+        return _inference_layout(query, r, n)
+    if query.zero is not None:
+        return _training_layout(query, r, n, query.zero)
+    if n == 1:
+        return _training_layout(query, r, n, 0)
+    ddp = _training_layout(query, r, n, 0)
+    zero3 = _training_layout(query, r, n, 3)
+    chosen = zero3 if zero3.total <= ddp.total else ddp
+    chosen.notes.append(
+        f"zero not given: on {n} GPUs the smaller of DDP (a replica per GPU, {ddp.total / f.GIB:.1f} GiB) and "
+        f"ZeRO-3/FSDP full sharding ({zero3.total / f.GIB:.1f} GiB) per GPU: {chosen.strategy}."
+    )
+    return chosen
