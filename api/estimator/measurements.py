@@ -39,44 +39,44 @@ class Measurement:
     tolerance: float = field(default=0.20)
 
 
-def _series(prefix: str, query: dict, values, group: str, source: str, note: str = "", tol: float = 0.20):
+def _finetune_rows(group: str, rows: tuple, tol: float = 0.20) -> list[Measurement]:
+    """Rows of Qwen's fine-tuning profile (QWEN_FT), each (label, query, GiB per SEQ length[, note]):
+    one Measurement per sequence length, at batch 1 with gradient checkpointing (_FT)."""
     return [
-        Measurement(f"{prefix} s={s}", group, query | {"context": s} | _FT, v, source, note=note, tolerance=tol)
+        Measurement(
+            f"{label} s={s}",
+            group,
+            query | {"context": s} | _FT,
+            v,
+            QWEN_FT,
+            note=note[0] if note else "",
+            tolerance=tol,
+        )
+        for label, query, values, *note in rows
         for s, v in zip(SEQ, values, strict=False)
     ]
 
 
 MEASUREMENTS: list[Measurement] = [
     # --- ESTIMATOR.md §4 ---
-    *_series(
-        "Qwen-7B LoRA",
-        {"model": "qwen-7b", "workload": "lora"},
-        (20.1, 20.4, 21.5, 23.8, 29.7, 36.6),
+    *_finetune_rows(
         "required",
-        QWEN_FT,
-    ),
-    *_series(
-        "Qwen-7B Q-LoRA",
-        {"model": "qwen-7b", "workload": "qlora", "precision": "fp16"},
-        (11.5, 11.5, 12.3, 13.9, 16.9, 23.5),
-        "required",
-        QWEN_FT,
-        note="GPTQ-Int4 base; estimated as NF4 (4.127 bits) vs GPTQ's 4.25",
-    ),
-    *_series(
-        "Qwen-14B LoRA",
-        {"model": "qwen-14b", "workload": "lora"},
-        (34.6, 35.1, 35.3, 37.4, 42.5, 55.2),
-        "required",
-        QWEN_FT,
-    ),
-    *_series(
-        "Qwen-1.8B full, 1 GPU",
-        {"model": "qwen-1.8b", "workload": "full_finetune", "zero": 3},
-        (43.5, 43.5, 43.5, 43.5, 47.1, 48.3),
-        "required",
-        QWEN_FT,
-        note="Qwen's finetune_ds.sh runs DeepSpeed ZeRO-3 even on one GPU: zero=3, gpus=1",
+        (
+            ("Qwen-7B LoRA", {"model": "qwen-7b", "workload": "lora"}, (20.1, 20.4, 21.5, 23.8, 29.7, 36.6)),
+            (
+                "Qwen-7B Q-LoRA",
+                {"model": "qwen-7b", "workload": "qlora", "precision": "fp16"},
+                (11.5, 11.5, 12.3, 13.9, 16.9, 23.5),
+                "GPTQ-Int4 base; estimated as NF4 (4.127 bits) vs GPTQ's 4.25",
+            ),
+            ("Qwen-14B LoRA", {"model": "qwen-14b", "workload": "lora"}, (34.6, 35.1, 35.3, 37.4, 42.5, 55.2)),
+            (
+                "Qwen-1.8B full, 1 GPU",
+                {"model": "qwen-1.8b", "workload": "full_finetune", "zero": 3},
+                (43.5, 43.5, 43.5, 43.5, 47.1, 48.3),
+                "Qwen's finetune_ds.sh runs DeepSpeed ZeRO-3 even on one GPU: zero=3, gpus=1",
+            ),
+        ),
     ),
     *[
         Measurement(f"{m} inference {p}", "required", {"model": m, "precision": p, "context": 2048}, v, QWEN_INFER)
@@ -98,61 +98,42 @@ MEASUREMENTS: list[Measurement] = [
         for p, v in zip(("bf16", "int8", "int4"), vals, strict=True)
     ],
     # --- other rows of the same public tables ---
-    *_series(
-        "Qwen-1.8B LoRA",
-        {"model": "qwen-1.8b", "workload": "lora"},
-        (6.7, 7.4, 8.4, 11.0, 16.2, 21.8),
+    *_finetune_rows(
         "extra",
-        QWEN_FT,
-        tol=0.30,
-    ),
-    *_series(
-        "Qwen-1.8B Q-LoRA",
-        {"model": "qwen-1.8b", "workload": "qlora", "precision": "fp16"},
-        (5.8, 6.0, 6.6, 7.8, 10.2, 15.8),
-        "extra",
-        QWEN_FT,
-        tol=0.30,
-    ),
-    *_series(
-        "Qwen-14B Q-LoRA",
-        {"model": "qwen-14b", "workload": "qlora", "precision": "fp16"},
-        (18.7, 18.4, 18.9, 19.9, 23.0, 27.9),
-        "extra",
-        QWEN_FT,
-        tol=0.30,
-    ),
-    *_series(
-        "Qwen-72B Q-LoRA",
-        {"model": "qwen-72b", "workload": "qlora", "precision": "fp16"},
-        (61.4, 61.4, 62.9, 64.1, 68.0, 75.6),
-        "extra",
-        QWEN_FT,
-        tol=0.30,
-    ),
-    *_series(
-        "Qwen-72B LoRA, ZeRO-3, 4 GPUs (sum)",
-        {"model": "qwen-72b", "workload": "lora", "zero": 3, "gpus": 4},
-        (215.4, 217.7, 222.6, 228.8, 249.0, 289.2),
-        "extra",
-        QWEN_FT,
-        tol=0.30,
-    ),
-    *_series(
-        "Qwen-7B LoRA, ZeRO-2, 2×2 GPUs (sum)",
-        {"model": "qwen-7b", "workload": "lora", "zero": 2, "gpus": 4},
-        (74.7, 77.6, 84.9, 95.1, 121.1, 155.5),
-        "extra",
-        QWEN_FT,
-        tol=0.30,
-        note="finetune_lora_ds.sh default ZeRO-2",
-    ),
-    *_series(
-        "Qwen-7B full, ZeRO-3, 2 GPUs (sum)",
-        {"model": "qwen-7b", "workload": "full_finetune", "zero": 3, "gpus": 2},
-        (139.2, 148.0, 162.0),
-        "extra",
-        QWEN_FT,
+        (
+            ("Qwen-1.8B LoRA", {"model": "qwen-1.8b", "workload": "lora"}, (6.7, 7.4, 8.4, 11.0, 16.2, 21.8)),
+            (
+                "Qwen-1.8B Q-LoRA",
+                {"model": "qwen-1.8b", "workload": "qlora", "precision": "fp16"},
+                (5.8, 6.0, 6.6, 7.8, 10.2, 15.8),
+            ),
+            (
+                "Qwen-14B Q-LoRA",
+                {"model": "qwen-14b", "workload": "qlora", "precision": "fp16"},
+                (18.7, 18.4, 18.9, 19.9, 23.0, 27.9),
+            ),
+            (
+                "Qwen-72B Q-LoRA",
+                {"model": "qwen-72b", "workload": "qlora", "precision": "fp16"},
+                (61.4, 61.4, 62.9, 64.1, 68.0, 75.6),
+            ),
+            (
+                "Qwen-72B LoRA, ZeRO-3, 4 GPUs (sum)",
+                {"model": "qwen-72b", "workload": "lora", "zero": 3, "gpus": 4},
+                (215.4, 217.7, 222.6, 228.8, 249.0, 289.2),
+            ),
+            (
+                "Qwen-7B LoRA, ZeRO-2, 2×2 GPUs (sum)",
+                {"model": "qwen-7b", "workload": "lora", "zero": 2, "gpus": 4},
+                (74.7, 77.6, 84.9, 95.1, 121.1, 155.5),
+                "finetune_lora_ds.sh default ZeRO-2",
+            ),
+            (
+                "Qwen-7B full, ZeRO-3, 2 GPUs (sum)",
+                {"model": "qwen-7b", "workload": "full_finetune", "zero": 3, "gpus": 2},
+                (139.2, 148.0, 162.0),
+            ),
+        ),
         tol=0.30,
     ),
     *[
