@@ -14,7 +14,7 @@ from api.history import day_snapshot
 from api.state import AppState, dumps
 from pricedb.queries import CurrentOffers, Offer, provider_states
 from pricedb.settings import Settings
-from pricedb.sheet import SHEET_COLUMNS
+from pricedb.sheet import SHEET_COLUMNS, sheet_value
 
 
 def _echo(params: CheapestParams, settings: Settings) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def estimate_answer(params: EstimateParams) -> bytes:
 def offer_json(offer: Offer) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for column in SHEET_COLUMNS:
-        value = getattr(offer, column)
+        value = sheet_value(offer, column)
         row[column] = iso(value) if isinstance(value, datetime) else value
     row["fx_date"] = offer.fx_date.isoformat() if offer.fx_date else None
     row.update(

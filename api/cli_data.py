@@ -141,6 +141,12 @@ def add_data_commands(commands: Any, common: argparse.ArgumentParser, filters: C
     export.add_argument("--date", help="the market at the end of this UTC day (YYYY-MM-DD) instead of now")
     export.add_argument("--output", "-o", help="write to this file instead of stdout")
     catalog = export.add_mutually_exclusive_group()
-    catalog.add_argument("--skypilot", metavar="CLOUD", help="SkyPilot's vms.csv for this cloud (aws, azure)")
-    catalog.add_argument("--gpuhunt", metavar="PROVIDER", help="gpuhunt's catalog CSV for this provider")
+    catalog.add_argument(
+        "--skypilot", metavar="CLOUD", help="SkyPilot's vms.csv for this cloud (aws, azure, lambda, verda)"
+    )
+    catalog.add_argument(
+        "--gpuhunt",
+        metavar="PROVIDER",
+        help="gpuhunt's catalog CSV for this provider (ours, or gpuhunt's name: lambdalabs, vastai, datacrunch)",
+    )
     export.set_defaults(handler=cmd_export)

@@ -16,9 +16,10 @@ from api.errors import ApiError
 from api.filters import ExportParams, ForeignParams, known_providers
 from api.history import day_snapshot
 from api.state import AppState
-from pricedb.foreign import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, gpuhunt_csv, skypilot_vms_csv
+from pricedb.gpuhunt import GPUHUNT_ALIASES, gpuhunt_csv, resolve
 from pricedb.queries import Offer
 from pricedb.sheet import csv_text, json_text, ndjson_text, parquet_bytes, sheet_row
+from pricedb.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, skypilot_vms_csv
 
 MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -82,8 +83,10 @@ def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileA
     if cloud in SKYPILOT_UNSUPPORTED:
         raise ApiError(404, f"no SkyPilot catalog for {cloud}: {SKYPILOT_UNSUPPORTED[cloud]}", "cloud", cloud)
     if cloud not in SKYPILOT_COLUMNS:
+        choices = ", ".join(SKYPILOT_COLUMNS)
+        refused = ", ".join(SKYPILOT_UNSUPPORTED)
         raise ApiError(
-            404, f"unknown SkyPilot cloud {cloud!r}; choose from {', '.join(SKYPILOT_COLUMNS)}", "cloud", cloud
+            404, f"unknown SkyPilot cloud {cloud!r}; choose from {choices} (not writable: {refused})", "cloud", cloud
         )
 
     def build(_: object) -> FileAnswer:
@@ -94,15 +97,18 @@ def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileA
     return state.cached_value(("skypilot", cloud, params.model_dump_json()), build)
 
 
-def gpuhunt_answer(state: AppState, provider: str, params: ForeignParams) -> FileAnswer:
-    if provider not in known_providers():
-        raise ApiError(
-            404, f"unknown provider {provider!r}; choose from {', '.join(known_providers())}", "provider", provider
-        )
+def gpuhunt_answer(state: AppState, name: str, params: ForeignParams) -> FileAnswer:
+    """`name` is a gpuprice provider or gpuhunt's name for it (`lambdalabs`, `vastai`, `datacrunch`);
+    the file is named as gpuhunt looks for it (`lambdalabs.csv`)."""
+    resolved = resolve(name, known_providers())
+    if resolved is None:
+        choices = ", ".join([*known_providers(), *GPUHUNT_ALIASES])
+        raise ApiError(404, f"unknown provider {name!r}; choose from {choices}", "provider", name)
+    provider, stem = resolved
 
     def build(_: object) -> FileAnswer:
         offers, moment = _foreign_offers(state, params)
         sheet = gpuhunt_csv(offers, provider, state.store.fx_table())
-        return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], f"{provider}.csv", moment, sheet.notes)
+        return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], f"{stem}.csv", moment, sheet.notes)
 
-    return state.cached_value(("gpuhunt", provider, params.model_dump_json()), build)
+    return state.cached_value(("gpuhunt", stem, params.model_dump_json()), build)

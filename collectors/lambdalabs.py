@@ -11,7 +11,8 @@ One answer, no paging: `{"data": {"<name>": {"instance_type": {...}, "regions_wi
 What is taken, per instance type whose `gpu_description` names an A100 ("A100 (40 GB SXM4)",
 "A100 (80 GB SXM4)", "A100 (40 GB PCIe)"): `price_cents_per_hour` (US cents per instance-hour,
 stored as USD: 1592 → 15.92), the GPU count from `specs.gpus` (checked against the "8x" of
-`description`), memory and form factor from `gpu_description`. On-demand only: reserved capacity
+`description`), memory and form factor from `gpu_description`, the host shape from `specs.vcpus`
+and `specs.memory_gib`. On-demand only: reserved capacity
 and 1-Click Clusters are sold outside this API.
 
 Regions and availability. The price is the same in every region, and the API names only the
@@ -41,6 +42,7 @@ from collectors.http import Http
 from collectors.jsonapi import fetch_explained
 from pricedb.gpus import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
+from pricedb.shapes import host_fields
 
 INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 API_KEYS_PAGE = "https://cloud.lambda.ai/api-keys"
@@ -145,6 +147,7 @@ class LambdaCollector(Collector):
                 observed_at=raw.fetched_at,
                 tax_included=False,
                 notes="; ".join(notes),
+                **_host(instance),
             )
         except ValidationError as exc:
             raise ParseError(f"{raw.url}: {name} in {region} is not a valid quote: {exc}") from exc
@@ -191,6 +194,11 @@ def _gpu_count(raw: RawResponse, name: str, instance: Mapping[str, Any]) -> int:
             "cannot tell which is right"
         )
     return gpus
+
+
+def _host(instance: Mapping[str, Any]) -> dict[str, Any]:
+    specs = instance.get("specs")
+    return host_fields(specs.get("vcpus"), specs.get("memory_gib")) if isinstance(specs, Mapping) else {}
 
 
 def _capacity_regions(raw: RawResponse, name: str, item: Mapping[str, Any]) -> set[str]:

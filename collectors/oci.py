@@ -27,7 +27,9 @@ listed region instead, for users who filter by region.
 Quirks: fractional quantities (`qty` 81.6 on BM.DenseIO.E5.128); `gpuMemoryQty` is the shape total
 for the A100 shapes (320 / 640) but per GPU on some newer ones, so the GPU table decides the memory
 and the estimator's figure is only cross-checked; display suffixes like " (NVL72)" on names;
-`processorType` "arm" on the A100 shapes (AMD hosts). Billing is per second with a one-minute
+`processorType` "arm" on the A100 shapes (AMD hosts: their OCPUs count as x86, 2 vCPUs each, as
+SkyPilot's OCI catalog counts them). Host shape: the "ocpu" part's `qty` × 2 vCPUs and
+`bundleMemoryQty` GB of RAM (BM.GPU4.8: 64 OCPUs = 128 vCPUs, 2048 GB). Billing is per second with a one-minute
 minimum; list prices exclude tax. Scope: one, `all`, daily.
 """
 
@@ -44,6 +46,7 @@ from collectors.errors import ParseError
 from collectors.http import Http
 from pricedb.gpus import UnknownGpu, identify, nearest_known_size
 from pricedb.models import Pricing, Quote, Unit
+from pricedb.shapes import host_fields
 
 __all__ = ["OciCollector"]
 
@@ -55,6 +58,7 @@ PRICE_MODEL = "PAY_AS_YOU_GO"
 PREEMPTIBLE_FACTOR = 0.5  # "Preemptible instances are priced at 50% of the price of regular instances"
 GLOBAL_REGION = "global"
 PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.SPOT})
+VCPUS_PER_OCPU = 2  # an x86 OCPU is one core with two hardware threads (Oracle's "OCPU" definition)
 
 
 class ShapeError(Exception):
@@ -92,6 +96,15 @@ def usd_hourly(product: Mapping[str, Any]) -> float:
                 raise ShapeError(f"part {part} has {len(prices)} USD {PRICE_MODEL} prices, expected one")
             return _count(prices[0].get("value"), f"the USD price of part {part}")
     raise ShapeError(f"part {part} has no USD price")
+
+
+def host_of(shape: Mapping[str, Any]) -> dict[str, Any]:
+    """vCPUs (the "ocpu" part's `qty` OCPUs × 2) and RAM (`bundleMemoryQty` GB, GiB in Oracle's shape
+    tables) of a GPU shape; empty when the estimator does not say."""
+    ocpus = [p.get("qty") for p in shape.get("products") or [] if (p.get("type") or {}).get("value") == "ocpu"]
+    if len(ocpus) != 1 or isinstance(ocpus[0], bool) or not isinstance(ocpus[0], int | float):
+        return {}
+    return host_fields(ocpus[0] * VCPUS_PER_OCPU, shape.get("bundleMemoryQty"))
 
 
 def shape_price(shape: Mapping[str, Any], products: Mapping[str, Mapping[str, Any]], gpus: int) -> tuple[float, str]:
@@ -183,6 +196,7 @@ class OciCollector(Collector):
             if spec.memory_gb not in sizes:
                 notes.append(f"the estimator lists {reported:g} GB of GPU memory; {spec.memory_gb:g} GB per GPU kept")
         pricings = [(Pricing.ON_DEMAND, price)]
+        host = host_of(shape)
         if _get(shape, "allowPreemptible", where) is True:
             pricings.append((Pricing.SPOT, price * PREEMPTIBLE_FACTOR))
         elif _value(shape, "shapeType", where) == "bm":
@@ -195,11 +209,19 @@ class OciCollector(Collector):
                 text = "; ".join(notes)
                 if pricing is Pricing.SPOT:
                     text = f"preemptible price = 50% of on-demand, as Oracle publishes; {text}"
-                quotes.append(self._quote(name, region, pricing, amount, gpus, raw, text))
+                quotes.append(self._quote(name, region, pricing, amount, gpus, raw, text, host))
         return quotes
 
     def _quote(
-        self, name: str, region: str, pricing: Pricing, price: float, gpus: int, raw: RawResponse, notes: str
+        self,
+        name: str,
+        region: str,
+        pricing: Pricing,
+        price: float,
+        gpus: int,
+        raw: RawResponse,
+        notes: str,
+        host: Mapping[str, Any],
     ) -> Quote:
         try:
             return Quote(
@@ -218,6 +240,7 @@ class OciCollector(Collector):
                 observed_at=raw.fetched_at,
                 tax_included=False,
                 notes=notes,
+                **host,
             )
         except ValidationError as exc:
             raise ParseError(f"{name} {region} {pricing.value} is not a valid quote: {exc}") from exc

@@ -1,7 +1,10 @@
 """The files written after every run: the current price sheet as CSV and Parquet, and the SkyPilot
-and gpuhunt catalogs (`skypilot/<cloud>/vms.csv`, `gpuhunt/<provider>.csv`), each replaced
-atomically, so other tools can read current prices while `serve` holds the database. They come
-from the same writers as `/export` (pricedb.sheet, pricedb.foreign), so the formats never drift;
+and gpuhunt catalogs (`skypilot/<cloud>/vms.csv` for every cloud pricedb.skypilot can write —
+aws, azure, lambda, verda —, `gpuhunt/<name>.csv` for every provider with offers, named as gpuhunt
+names it: `lambdalabs.csv`, `vastai.csv`, so `GPUHUNT_CATALOG_DIR` can point at the folder), each
+replaced atomically, so other tools can read current prices while `serve` holds the database. They
+come from the same writers as `/export` (pricedb.sheet, pricedb.skypilot, pricedb.gpuhunt), so the
+formats never drift;
 like `/export/skypilot/…` and `/export/gpuhunt/…` by default, the catalogs hold fresh, available
 offers only (those tools know nothing of staleness or stock)."""
 
@@ -11,10 +14,11 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pricedb.foreign import SKYPILOT_COLUMNS, gpuhunt_csv, skypilot_vms_csv
+from pricedb.gpuhunt import gpuhunt_csv, gpuhunt_name
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
 from pricedb.sheet import atomic_write, sheet_row, write_csv, write_parquet
+from pricedb.skypilot import SKYPILOT_COLUMNS, skypilot_vms_csv
 from pricedb.store import PriceStore, utc_naive
 
 CSV_NAME = "offers.csv"
@@ -40,7 +44,7 @@ def write_current_exports(store: PriceStore, settings: Settings, now: datetime |
         folder / "skypilot" / cloud / "vms.csv": skypilot_vms_csv(fresh, cloud, fx) for cloud in SKYPILOT_COLUMNS
     }
     for provider in sorted({o.provider for o in offers}):
-        catalogs[folder / "gpuhunt" / f"{provider}.csv"] = gpuhunt_csv(fresh, provider, fx)
+        catalogs[folder / "gpuhunt" / f"{gpuhunt_name(provider)}.csv"] = gpuhunt_csv(fresh, provider, fx)
 
     with _export_lock:
         atomic_write(csv_path, csv_writer)

@@ -89,6 +89,10 @@ class Quote(BaseModel):
     tax_included: bool | None = None
     price_steps: tuple[PriceStep, ...] = ()
     notes: str | None = None
+    # The host around the GPUs, where the source publishes it (Lambda `specs`, Aliyun `CpuCoreCount`,
+    # …); None where it does not (pricedb.shapes has the fallback table for the big clouds).
+    vcpus: int | None = Field(default=None, ge=1)
+    memory_gib: float | None = Field(default=None, gt=0)
 
     @field_validator("currency", mode="before")
     @classmethod

@@ -48,6 +48,8 @@ class Offer:
     cny_per_hour: float | None
     cny_per_gpu_hour: float | None
     cny_per_gb_hour: float | None
+    vcpus: int | None
+    memory_gib: float | None
     stale: bool
 
     @property

@@ -115,10 +115,26 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE INDEX deliveries_digest ON deliveries (digest_date)",
         ],
     ),
+    (
+        3,
+        "host shape (vCPUs, RAM) of each quote, where its source publishes it",
+        [
+            f"ALTER TABLE {table} ADD COLUMN {column} {kind}"
+            for table in ("observations", "offers")
+            for column, kind in (("vcpus", "INTEGER"), ("memory_gib", "DOUBLE"))
+        ],
+    ),
 ]
 
-QUOTE_COLUMNS: tuple[str, ...] = tuple(
-    line.split()[0]
-    for line in QUOTE_COLUMNS_SQL.strip().splitlines()
-    if line.strip() and not line.strip().startswith("--")
+# Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come
+# after the columns of QUOTE_COLUMNS_SQL in both tables, in this order (positional inserts rely on it).
+HOST_SHAPE_COLUMNS: tuple[str, ...] = ("vcpus", "memory_gib")
+
+QUOTE_COLUMNS: tuple[str, ...] = (
+    *(
+        line.split()[0]
+        for line in QUOTE_COLUMNS_SQL.strip().splitlines()
+        if line.strip() and not line.strip().startswith("--")
+    ),
+    *HOST_SHAPE_COLUMNS,
 )

@@ -1,17 +1,21 @@
-"""Host shapes (vCPUs and RAM) of the GPU instance types gpuprice knows, for the catalog formats
-that need them (SkyPilot's `vCPUs`/`MemoryGiB`, gpuhunt's required `cpu`/`memory`).
+"""Host shapes (vCPUs and RAM) of GPU offers, for the catalog formats that need them (SkyPilot's
+`vCPUs`/`MemoryGiB`, gpuhunt's required `cpu`/`memory`) and the price sheet's last columns.
 
-Price sources do not carry these figures, so they are kept here, per (provider, instance type).
-Values are the public figures in SkyPilot's published catalogs (skypilot-org/skypilot-catalog,
+An offer's own shape comes first: collectors store what the source publishes (Lambda `specs`,
+Verda `cpu`/`memory`, Aliyun `CpuCoreCount`/`MemorySize`, …) in the quote's `vcpus` and
+`memory_gib` (`host_fields` reads a source's figures). Price APIs that do not publish it (AWS spot,
+Azure retail prices, GCP SKUs) fall back to the table below, per (provider, instance type). Its
+values are the public figures in SkyPilot's published catalogs (skypilot-org/skypilot-catalog,
 `catalogs/v8/aws/vms.csv`, `catalogs/v6/azure/vms.csv`, `catalogs/v8/gcp/vms.csv`), which take them
 from the clouds' own APIs (EC2 DescribeInstanceTypes, Azure `az vm list-skus`, GCE machine types).
-An instance type missing here has an unknown shape: it is written with empty vCPUs/RAM where the
-format allows that (SkyPilot) and left out where it does not (gpuhunt), never guessed.
+An offer with neither has an unknown shape: written with empty vCPUs/RAM where the format allows
+that (SkyPilot, the price sheet) and left out where it does not (gpuhunt), never guessed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,5 +48,51 @@ SHAPES: dict[tuple[str, str], HostShape] = {
 }
 
 
+class Shaped(Protocol):
+    @property
+    def provider(self) -> str: ...
+    @property
+    def sku(self) -> str: ...
+    @property
+    def vcpus(self) -> int | None: ...
+    @property
+    def memory_gib(self) -> float | None: ...
+
+
 def shape_of(provider: str, sku: str) -> HostShape | None:
+    """The table's shape for an instance type, if it knows it."""
     return SHAPES.get((provider, sku))
+
+
+def host_shape(offer: Shaped) -> HostShape | None:
+    """The offer's own shape (as its source published it), else the table's, else None. The table
+    still supplies what sources never say (AWS `Arch`, Azure `Generation`) for types it knows."""
+    known = shape_of(offer.provider, offer.sku)
+    if offer.vcpus is None or offer.memory_gib is None:
+        return known
+    if known is None:
+        return HostShape(offer.vcpus, offer.memory_gib)
+    return HostShape(offer.vcpus, offer.memory_gib, known.arch, known.generation)
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, int | float) or not value > 0 or value == float("inf"):
+        return None
+    return float(value)
+
+
+def host_fields(vcpus: Any, memory_gib: Any) -> dict[str, Any]:
+    """Quote fields for a host shape as a source publishes it: both figures when both are positive
+    numbers (and the vCPU count whole), else none — the shape is then unknown, which is not an error:
+    a missing shape never fails a price run."""
+    cores, memory = _positive(vcpus), _positive(memory_gib)
+    if cores is None or memory is None or cores != int(cores):
+        return {}
+    return {"vcpus": int(cores), "memory_gib": round(memory, 3)}

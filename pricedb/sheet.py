@@ -19,23 +19,34 @@ from typing import Any
 import duckdb
 
 from pricedb.queries import Offer
+from pricedb.shapes import host_shape
 
 SHEET_COLUMNS: tuple[str, ...] = (
     "provider", "region", "sku", "gpu_model", "gpu_memory_gb", "gpu_count", "form_factor", "interconnect",
     "pricing", "price", "currency", "unit", "cny_per_hour", "cny_per_gpu_hour", "cny_per_gb_hour", "fx_rate",
-    "fx_date", "observed_at", "source_url", "stale", "availability",
+    "fx_date", "observed_at", "source_url", "stale", "availability", "vcpus", "memory_gib",
 )  # fmt: skip
+# The host shape (an extension at the end, CONTRACT §6 allows that): the offer's own, as its source
+# published it, else pricedb.shapes' table — the same figures the SkyPilot and gpuhunt catalogs carry.
+HOST_COLUMNS = ("vcpus", "memory_gib")
 
 # DuckDB types for Parquet, in SHEET_COLUMNS order.
 _SHEET_TYPES: tuple[str, ...] = (
     "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "INTEGER", "VARCHAR", "VARCHAR",
     "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE",
-    "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN", "VARCHAR",
+    "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN", "VARCHAR", "INTEGER", "DOUBLE",
 )  # fmt: skip
 
 
+def sheet_value(offer: Offer, column: str) -> Any:
+    if column in HOST_COLUMNS:
+        shape = host_shape(offer)
+        return getattr(shape, column) if shape is not None else None
+    return getattr(offer, column)
+
+
 def sheet_row(offer: Offer) -> tuple[Any, ...]:
-    return tuple(getattr(offer, column) for column in SHEET_COLUMNS)
+    return tuple(sheet_value(offer, column) for column in SHEET_COLUMNS)
 
 
 def iso_utc(moment: datetime) -> str:

@@ -220,3 +220,10 @@ def test_a_price_for_an_undescribed_type_is_a_parse_error(offline: Settings) -> 
     price = raw("price_cn-beijing_hour_gn7e-c16g1.32xlarge.json", "price:cn-beijing:on_demand:ecs.gn7e-c16g1.32xlarge")
     with pytest.raises(ParseError, match="did not describe"):
         AliyunCollector(offline).parse(Fetched([*TYPES, price]))  # page 2 (16xlarge, 32xlarge) is missing
+
+
+def test_host_shape_from_cpu_core_count_and_memory_size(offline: Settings, fetched: Fetched) -> None:
+    quotes = by_key(AliyunCollector(offline).parse(fetched))
+    shapes = {(sku, q.vcpus, q.memory_gib) for (_, sku, _), q in quotes.items()}
+    assert ("ecs.gn7e-c16g1.4xlarge", 16, 125.0) in shapes and ("ecs.gn7e-c16g1.8xlarge", 32, 250.0) in shapes
+    assert all(vcpus and memory for _, vcpus, memory in shapes)

@@ -206,3 +206,12 @@ def test_an_answer_that_is_not_a_success_envelope_is_a_parse_error() -> None:
 def test_parsed_quotes_pass_the_shared_sanity_checks(settings, fx_table) -> None:
     accepted, rejected = check_quotes(list(parse().values()), fx_table, settings)
     assert rejected == [] and len(accepted) == len(EXPECTED)
+
+
+def test_host_shape_is_the_machines_cpu_and_memory_per_gpu_times_the_gpus() -> None:
+    quotes = parse()
+    one, two = quotes[("beijing-B", "A100-PCIE-40GB x1", OD)], quotes[("beijing-B", "A100-PCIE-40GB x2", OD)]
+    assert (one.vcpus, one.memory_gib) == (10, 80.0) and (two.vcpus, two.memory_gib) == (20, 160.0)
+    west = quotes[("west-B", "A100-SXM4-80GB x8", OD)]
+    assert (west.vcpus, west.memory_gib) == (8 * 14, 8 * 123480309760 / 2**30)  # mem_per_gpu is bytes
+    assert "host shape: that machine's cpu_per_gpu and mem_per_gpu × GPUs" in west.notes

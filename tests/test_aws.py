@@ -382,3 +382,8 @@ def test_all_parsed_quotes_pass_the_shared_sanity_checks(settings: Settings, tmp
     quotes = collector.parse(fetched)
     accepted, rejected = check_quotes(quotes, fx_table, settings)
     assert rejected == [] and len(accepted) == len(quotes) == 18
+
+
+def test_list_quotes_carry_vcpu_and_memory_from_the_price_list() -> None:
+    assert {(q.sku, q.vcpus, q.memory_gib) for q in parse()} == {("p4d.24xlarge", 96, 1152.0),
+                                                                ("p4de.24xlarge", 96, 1152.0)}  # fmt: skip

@@ -228,3 +228,9 @@ def test_cells_with_digits_that_cannot_be_read_are_errors(text: str) -> None:
 @pytest.mark.parametrize(("text", "count"), [("1 x A100 80 GB", 1), ("8xA100-80GB", 8), ("A100 80GB × 4", 4)])
 def test_gpu_count_spellings(text: str, count: int) -> None:
     assert gpu_count_of(text) == count
+
+
+def test_the_vcpu_and_ram_cells_become_the_host_shape(quotes) -> None:
+    shapes = {(q.sku, q.vcpus, q.memory_gib) for q in quotes}
+    assert ("GDC3.A10080-16.115GB", 16, 115.0) in shapes and ("GDC3.8xA10080-128.920GB", 128, 920.0) in shapes
+    assert all(vcpus and memory for _, vcpus, memory in shapes)

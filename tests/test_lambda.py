@@ -269,3 +269,14 @@ def test_the_key_setting_is_secret_and_lambda_api_key_is_not_read(monkeypatch) -
     assert KEY not in repr(loaded) and KEY not in str(loaded.model_dump())
     monkeypatch.delenv("GPUPRICE_LAMBDA_API_KEY")
     assert Settings().lambda_api_key is None
+
+
+def test_each_quote_carries_the_host_shape_from_specs(settings) -> None:
+    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in parse(settings)}
+    assert shapes == {"gpu_8x_a100_80gb_sxm4": (240, 1800.0), "gpu_8x_a100": (124, 1800.0),
+                      "gpu_4x_a100": (120, 800.0), "gpu_2x_a100": (60, 400.0), "gpu_1x_a100_sxm4": (30, 200.0),
+                      "gpu_1x_a100": (30, 200.0)}  # fmt: skip
+    answer = body()
+    del answer["data"]["gpu_1x_a100"]["instance_type"]["specs"]["memory_gib"]
+    partial = {q.sku: (q.vcpus, q.memory_gib) for q in parse(settings, answer)}
+    assert partial["gpu_1x_a100"] == (None, None) and partial["gpu_8x_a100"] == (124, 1800.0)  # unknown, not a failure

@@ -289,3 +289,8 @@ async def test_offline_replay_and_a_local_server_serve_the_same_answers(settings
         collector, got = await run_fetch(local)
     assert [path for _, path, _, _ in server.requests] == [SHAPES_PATH, PRODUCTS_PATH]
     assert [(q.key, q.price) for q in collector.parse(got)] == [(q.key, q.price) for q in replayed]
+
+
+def test_host_shape_is_the_ocpu_part_times_two_vcpus_and_the_bundle_memory(quotes) -> None:
+    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in quotes}
+    assert shapes == {"BM.GPU4.8": (128, 2048.0), "BM.GPU.A100-v2.8": (256, 2048.0)}

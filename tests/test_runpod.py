@@ -181,8 +181,8 @@ def test_the_price_query_asks_for_each_cloud_and_count_once() -> None:
     assert 'gpuTypes(input: {id: "NVIDIA A100 80GB PCIe"})' in query
     for n in (1, 2, 3):
         assert (
-            f"secure{n}: lowestPrice(input: {{gpuCount: {n}, secureCloud: true}}) {{ stockStatus minimumBidPrice }}"
-            in query
+            f"secure{n}: lowestPrice(input: {{gpuCount: {n}, secureCloud: true}}) "
+            "{ stockStatus minimumBidPrice minVcpu minMemory }" in query
         )
     assert "secure4:" not in query and "community1:" not in query
     for field in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice", "oneMonthPrice"):
@@ -201,3 +201,14 @@ def test_max_counts_per_cloud_come_from_the_type_list() -> None:
     assert counts == {"secure": 16, "community": 16} and "only up to 16" in notes[0]
     with pytest.raises(ParseError, match="no usable maxGpuCount"):
         max_counts({"id": "X", "maxGpuCount": "8"})
+
+
+def test_host_shape_is_the_counts_min_vcpu_and_min_memory(settings) -> None:
+    shapes = {(q.sku, q.pricing): (q.vcpus, q.memory_gib) for q in quotes_of(settings)}
+    assert shapes[("NVIDIA A100 80GB PCIe x2 (secure)", Pricing.ON_DEMAND)] == (16, 234.0)
+    assert shapes[("NVIDIA A100-SXM4-80GB x8 (secure)", Pricing.ON_DEMAND)] == (128, 936.0)
+    assert shapes[("NVIDIA A100 80GB PCIe x1 (community)", Pricing.SPOT)] == (8, 117.0)
+    answer = detail(PCIE)
+    item(answer)["secure1"]["minVcpu"] = None  # RunPod sends none: the shape is unknown, the price stays
+    first = next(q for q in quotes_of(settings, pcie=answer) if q.sku == "NVIDIA A100 80GB PCIe x1 (secure)")
+    assert (first.vcpus, first.memory_gib, first.price) == (None, None, pytest.approx(1.39))

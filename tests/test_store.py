@@ -172,3 +172,39 @@ def test_a_second_process_gets_a_clear_error(settings) -> None:
             PriceStore(settings)
     finally:
         holder.communicate("", timeout=10)
+
+
+def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pricedb import schema
+    from pricedb import store as store_module
+    from pricedb.snapshot import snapshot_at
+
+    # A database as version 2 left it: quote columns without the host shape, one run stored.
+    v2 = [m for m in schema.MIGRATIONS if m[0] <= 2]
+    old_columns = schema.QUOTE_COLUMNS[: -len(schema.HOST_SHAPE_COLUMNS)]
+    monkeypatch.setattr(store_module, "MIGRATIONS", v2)
+    monkeypatch.setattr(store_module, "QUOTE_COLUMNS", old_columns)
+    old = PriceStore(settings)
+    seed_fx(old)
+    old.record_run(make_run("aws", [make_quote()]))
+    assert "vcpus" not in {c[0] for c in old.cursor().execute("DESCRIBE offers").fetchall()}
+    old.close()
+    monkeypatch.undo()
+
+    upgraded = PriceStore(settings)
+    assert upgraded.schema_version() == 3
+    for table in ("observations", "offers"):
+        columns = [c[0] for c in upgraded.cursor().execute(f"DESCRIBE {table}").fetchall()]
+        assert columns[-2:] == ["vcpus", "memory_gib"] and columns[2:] == list(schema.QUOTE_COLUMNS)
+    before = offers_by_key(upgraded)[("aws", "us-east-1", "p4d.24xlarge", "on_demand")]
+    assert (before.vcpus, before.memory_gib, before.price) == (None, None, 21.957642)  # old rows: NULL
+    later = NOW + timedelta(hours=1)
+    upgraded.record_run(
+        make_run("aws", [make_quote(price=20.0, observed_at=later, vcpus=96, memory_gib=1152.0)], finished_at=later)
+    )
+    after = offers_by_key(upgraded, utc_naive(later))[("aws", "us-east-1", "p4d.24xlarge", "on_demand")]
+    assert (after.vcpus, after.memory_gib, after.price, after.cny_per_hour) == (96, 1152.0, 20.0, 140.0)
+    # Snapshots and history read the same columns by name: the old observation keeps NULLs.
+    then = snapshot_at(upgraded.cursor(), utc_naive(NOW) + timedelta(minutes=1)).offers
+    assert [(o.price, o.vcpus) for o in then] == [(21.957642, None)]
+    upgraded.close()

@@ -205,3 +205,9 @@ def test_fixtures_are_what_the_builder_writes(tmp_path: Path) -> None:
     module = runpy.run_path(str(FIXTURES / "tencent" / "build_fixtures.py"))
     for (region, charge), expected in module["ANSWERS"].items():
         assert answer(region, charge)["Response"]["InstanceTypeQuotaSet"] == expected
+
+
+def test_host_shape_from_cpu_and_memory_of_the_item(quotes: dict) -> None:
+    shapes = {(key[1], quote.vcpus, quote.memory_gib) for key, quote in quotes.items()}
+    assert ("GT4.4XLARGE96", 16, 96.0) in shapes and ("GT4.41XLARGE948", 164, 948.0) in shapes
+    assert all(vcpus and memory for _, vcpus, memory in shapes)

@@ -214,3 +214,13 @@ def test_spot_dearer_than_on_demand_in_the_same_group_is_rejected_by_the_sanity_
     _, rejected = check_quotes(list(parse(bodies).values()), fx_table, settings)
     assert [r.as_record()["offer"] for r in rejected] == ["vast/US/A100-SXM4-80GB x8/spot"]
     assert "dearer than on-demand" in rejected[0].reason
+
+
+def test_a_groups_host_shape_is_its_cheapest_offers_and_the_notes_say_so() -> None:
+    quotes = by_key(parse())
+    one = quotes[("US", "A100-SXM4-80GB x1", OD)]
+    assert (one.vcpus, one.memory_gib) == (32, 125.0)  # cpu_cores_effective 32, cpu_ram 128000 MB
+    assert "host shape 32 vCPUs, 125 GiB RAM: the cheapest offer's (cpu_cores_effective, cpu_ram)" in one.notes
+    assert (quotes[("US", "A100-SXM4-80GB x8", OD)].vcpus, quotes[("US", "A100-SXM4-80GB x8", OD)].memory_gib) == (
+        128, 1000.0
+    )  # fmt: skip

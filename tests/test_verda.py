@@ -225,3 +225,11 @@ def test_prices_are_read_as_the_strings_verda_sends() -> None:
     for bad in ("NaN", "Infinity", "1.2.3", True, [1]):
         with pytest.raises(ParseError, match="not a price"):
             price_of(bad, "x")
+
+
+def test_each_quote_carries_cpu_cores_and_memory(settings) -> None:
+    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in parse(settings)}
+    assert shapes == {
+        "1A100.22V": (22, 120.0), "2A100.44V": (44, 240.0), "4A100.88V": (88, 480.0), "8A100.176V": (176, 960.0),
+        "1A100.40S.22V": (22, 120.0), "8A100.40S.176V": (176, 960.0),
+    }  # fmt: skip

@@ -51,15 +51,17 @@ async def export(request: Request, params: Annotated[ExportParams, Query()], sta
 
 @router.api_route("/export/skypilot/{cloud}/vms.csv", methods=["GET", "HEAD"])
 async def skypilot(request: Request, cloud: str, params: Annotated[ForeignParams, Query()], state: State) -> Response:
-    """SkyPilot's catalog `vms.csv` for `cloud` (aws, azure): USD per instance-hour, on-demand
-    `Price` and `SpotPrice` in one row per instance type and region, `GpuInfo` as SkyPilot writes
-    it. Stale and sold-out offers are left out unless `include_stale` / `include_unavailable`."""
+    """SkyPilot's catalog `vms.csv` for `cloud` (aws, azure, lambda, verda, each with its own column
+    set): USD per instance-hour, on-demand `Price` and `SpotPrice` in one row per instance type and
+    region, `GpuInfo` as SkyPilot reads it. gcp, runpod, vast and oci answer 404 with the reason.
+    Stale and sold-out offers are left out unless `include_stale` / `include_unavailable`."""
     return file_response(request, skypilot_answer(state, cloud, params))
 
 
 @router.api_route("/export/gpuhunt/{provider}.csv", methods=["GET", "HEAD"])
 async def gpuhunt(request: Request, provider: str, params: Annotated[ForeignParams, Query()], state: State) -> Response:
     """gpuhunt's catalog CSV for one provider (its `CATALOG_V2_FIELDS`): USD per hour, `spot` as
-    True/False, GPU memory in GB per GPU. Readable with `GPUHUNT_CATALOG_DIR` pointed at a folder
-    holding it as `<provider>.csv`."""
+    True/False, GPU memory in GB per GPU, host vCPUs and RAM. `provider` is ours or gpuhunt's name
+    (`lambda` or `lambdalabs`, `vast` or `vastai`, `verda` or `datacrunch`); the file is named as
+    gpuhunt looks for it, so `GPUHUNT_CATALOG_DIR` pointed at the folder holding it reads it."""
     return file_response(request, gpuhunt_answer(state, provider, params))

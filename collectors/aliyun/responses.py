@@ -25,6 +25,7 @@ from collectors.aliyun.api import json_object
 from collectors.base import RawResponse
 from collectors.errors import ParseError
 from pricedb.gpus import UnknownGpu, identify, nearest_known_size
+from pricedb.shapes import host_fields
 
 # The A100 instance families (GPU compute-optimized, 8-GPU HGX boards with NVLink/NVSwitch):
 # ecs.gn7 = A100 40GB SXM4, ecs.gn7e = A100 80GB SXM4. Memory and count come from the answer.
@@ -50,7 +51,7 @@ class InstanceType:
         fields = spec.quote_fields()
         fields["form_factor"] = spec.form_factor or form_factor
         fields["interconnect"] = spec.interconnect or interconnect
-        return {**fields, "gpu_count": self.gpu_count}
+        return {**fields, "gpu_count": self.gpu_count, **host_fields(self.vcpus, self.memory_gib)}
 
 
 @dataclass(frozen=True)

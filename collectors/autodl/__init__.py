@@ -39,6 +39,8 @@ What is taken, per machine (`machine_id`, `region_sign`, `gpu_name`, `gpu_memory
   the notes carry the median and the number of such machines. When none can, the offer is the
   cheapest machine of that size, marked `sold_out`; a region group whose `gpu_type` answer
   reports 0 idle GPUs of the type makes all its offers `sold_out`.
+- Host shape: the chosen machine's `cpu_per_gpu` (vCPUs) and `mem_per_gpu` (bytes → GiB), × the
+  instance's GPUs — AutoDL allots both per rented GPU; other machines of the group may differ.
 - Billing is per second (AutoDL's billing page, as cited in public projects); tax not stated.
 
 Quirks: integer prices of undocumented unit (above); machines without the fields the list always
@@ -207,6 +209,8 @@ class AutodlCollector(Collector):
         else:
             notes.append(f"monthly package (包月) {amount(per_gpu)} CNY per GPU × {size}; its length is not stated")
         notes.append(f"machine {best.machine_id} ({best.alias or 'no alias'}) in {best.region_name or region}")
+        if best.host(size):
+            notes.append("host shape: that machine's cpu_per_gpu and mem_per_gpu × GPUs")
         notes.append(f"AutoDL's integer prices read as {PRICE_UNIT_CNY:g} CNY each (the unit is not stated)")
         listed = best.payg_list * size if pricing is Pricing.ON_DEMAND and best.payg_list else None
         try:
@@ -227,6 +231,7 @@ class AutodlCollector(Collector):
                 observed_at=raw.fetched_at,
                 list_price=round(listed, 6) if listed else None,
                 notes="; ".join(notes),
+                **best.host(size),
             )
         except ValidationError as exc:
             raise ParseError(f"{raw.url}: {gpu} x{size} {region} {pricing.value} is not a valid quote: {exc}") from exc

@@ -9,6 +9,7 @@ from typing import Any
 
 from collectors.errors import ParseError
 from pricedb.gpus import GpuSpec, UnknownGpu, identify, nearest_known_size
+from pricedb.shapes import host_fields
 
 # payg_price and the machine_sku_info prices are integers; AutoDL does not document their unit.
 # Public clients and write-ups read them as 1/1000 CNY (厘): 2720 → ¥2.72 per GPU-hour, and the
@@ -50,6 +51,14 @@ class Machine:
     payg: float | None  # CNY per GPU-hour
     payg_list: float | None  # the undiscounted per-GPU price, when the answer gives a higher one
     packages: dict[str, float] = field(default_factory=dict)  # daily/weekly/monthly, CNY per GPU
+    cpu_per_gpu: float | None = None  # vCPUs per rented GPU
+    mem_per_gpu_gib: float | None = None  # RAM per rented GPU (`mem_per_gpu` is in bytes)
+
+    def host(self, gpus: int) -> dict[str, Any]:
+        """The host shape of an instance of `gpus` GPUs: AutoDL allots CPU and RAM per GPU."""
+        if self.cpu_per_gpu is None or self.mem_per_gpu_gib is None:
+            return {}
+        return host_fields(self.cpu_per_gpu * gpus, self.mem_per_gpu_gib * gpus)
 
 
 def region_groups(data: Any, where: str) -> list[RegionGroup]:
@@ -147,4 +156,10 @@ def read_machine(item: Mapping[str, Any], region_names: Mapping[str, str], where
         payg=payg,
         payg_list=listed if payg is not None and listed and listed > payg else None,
         packages=packages,
+        cpu_per_gpu=_number(item.get("cpu_per_gpu")),
+        mem_per_gpu_gib=memory_per_gpu / GIB if (memory_per_gpu := _number(item.get("mem_per_gpu"))) else None,
     )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None

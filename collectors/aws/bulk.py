@@ -28,6 +28,9 @@ Quirks, all of which the filters above exist for:
 - Windows / RHEL / SUSE / "Linux with SQL …" rows share the instance type; Dedicated and Host tenancy too;
 - a region file also lists its Local Zones and Wavelength Zones (other `Region Code`s): skipped;
 - AWS's API reports p4de's GPUs as 40GB cards; the GPU table maps p4de.24xlarge to 80GB.
+
+The host shape comes from the same rows: `vCPU` ("96") and `Memory` ("1152 GiB"). Spot quotes
+(collectors.aws.spot) have no such figures; exports take them from pricedb.shapes.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from collectors.aws.common import A100_INSTANCE_TYPES, make_quote
 from collectors.base import RawResponse
 from collectors.errors import ParseError
 from pricedb.models import Pricing, Quote
+from pricedb.shapes import host_fields
 
 PRICE_LIST_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"
 
@@ -116,13 +120,25 @@ class _Columns:
     purchase: int
     offering_class: int
 
+    vcpu: int | None = None  # optional: the host shape, when the file has these columns
+    memory: int | None = None
+
     @classmethod
     def from_header(cls, header: list[str], url: str) -> _Columns:
         index = {name: i for i, name in enumerate(header)}
         missing = [name for name in REQUIRED_COLUMNS if name not in index]
         if missing:
             raise ParseError(f"{url}: the header lacks column(s) {', '.join(repr(m) for m in missing)}")
-        return cls(len(header), *(index[name] for name in REQUIRED_COLUMNS))
+        return cls(len(header), *(index[name] for name in REQUIRED_COLUMNS), index.get("vCPU"), index.get("Memory"))
+
+    def host(self, fields: list[str]) -> dict[str, object]:
+        """vCPUs and RAM from `vCPU` ("96") and `Memory` ("1152 GiB"), when both read."""
+        if self.vcpu is None or self.memory is None:
+            return {}
+        memory = fields[self.memory].strip()
+        if not memory.endswith(" GiB"):
+            return {}
+        return host_fields(fields[self.vcpu], memory.removesuffix(" GiB").replace(",", ""))
 
 
 def parse_price_list(raw: RawResponse, region: str | None = None) -> list[Quote]:
@@ -132,6 +148,7 @@ def parse_price_list(raw: RawResponse, region: str | None = None) -> list[Quote]
         version, header = _read_leading_lines(handle, raw.url)
         columns = _Columns.from_header(header, raw.url)
         found: dict[tuple[str, str, Pricing], float] = {}
+        hosts: dict[str, dict[str, object]] = {}
         try:
             rows = csv.reader(line.decode("utf-8") for line in _candidate_lines(handle, raw.url))
             for fields in rows:
@@ -140,6 +157,7 @@ def parse_price_list(raw: RawResponse, region: str | None = None) -> list[Quote]
                     continue
                 key, price = picked[:3], picked[3]
                 found[key] = min(price, found.get(key, price))
+                hosts[key[1]] = hosts.get(key[1]) or columns.host(fields)
         except (UnicodeDecodeError, csv.Error) as exc:
             raise ParseError(f"{raw.url}: unreadable row ({exc})") from exc
     return [
@@ -151,6 +169,7 @@ def parse_price_list(raw: RawResponse, region: str | None = None) -> list[Quote]
             source_url=raw.url,
             observed_at=raw.fetched_at,
             notes=_note(pricing, version),
+            host=hosts.get(sku, {}),
         )
         for (row_region, sku, pricing), price in sorted(found.items())
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from pricedb.gpus import identify
@@ -27,6 +28,7 @@ def make_quote(
     source_url: str,
     observed_at: datetime,
     notes: str | None = None,
+    host: Mapping[str, object] | None = None,
 ) -> Quote:
     return Quote(
         provider=PROVIDER,
@@ -43,4 +45,5 @@ def make_quote(
         source_url=source_url,
         observed_at=observed_at,
         notes=notes,
+        **(host or {}),
     )

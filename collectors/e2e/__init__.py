@@ -132,6 +132,7 @@ class E2eCollector(Collector):
                         observed_at=raw.fetched_at,
                         tax_included=False,
                         notes="; ".join(notes),
+                        **row.shape,
                     )
                 )
             except ValidationError as exc:

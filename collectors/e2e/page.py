@@ -4,7 +4,8 @@ The page is located by meaning, not by CSS class: a GPU price table is any `<tab
 row names a plan column, a GPU column and at least one price column (hourly, 30/90/365 days, or
 monthly/annual). Class names of a marketing page change with every redesign; column headings
 change far less often. What is taken from a row: the plan name (sku), the GPU cell ("1 x A100 80 GB"
-→ count 1, A100 80GB), the host's vCPU/RAM/storage cells (kept for the notes) and each price cell.
+→ count 1, A100 80GB), the host's vCPU/RAM/storage cells (kept for the notes; vCPUs "16" and RAM
+"115 GB" also become the quote's host shape) and each price cell.
 
 A price cell is read as published: currency by its symbol (₹/Rs/INR or $/USD), the amount with
 Indian digit grouping allowed ("₹1,46,000"), and the period from an explicit suffix ("/hr", "/mo")
@@ -26,6 +27,7 @@ from enum import StrEnum
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from collectors.errors import ParseError
+from pricedb.shapes import host_fields
 
 
 class Term(StrEnum):
@@ -78,6 +80,7 @@ class PlanRow:
     host: str  # vCPU / RAM / storage, as published, for the notes
     row: int  # 1-based row number in its table, for messages
     prices: dict[Term, Price] = field(default_factory=dict)
+    shape: dict[str, object] = field(default_factory=dict)  # vcpus / memory_gib, when both cells read
 
 
 def _text(node: LexborNode) -> str:
@@ -153,6 +156,17 @@ def gpu_tables(html: str) -> tuple[list[tuple[dict[int, str], LexborNode]], list
     return found, seen
 
 
+_GB = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$", re.I)
+
+
+def _shape(cells: dict[str, LexborNode]) -> dict[str, object]:
+    """The host shape from the vCPU cell ("16") and the RAM cell ("115 GB"), when both read."""
+    if "vcpu" not in cells or "ram" not in cells:
+        return {}
+    ram = _GB.match(_text(cells["ram"]))
+    return host_fields(_text(cells["vcpu"]), ram.group(1) if ram else None)
+
+
 def plan_rows(columns: dict[int, str], table: LexborNode) -> list[PlanRow]:
     rows: list[PlanRow] = []
     for number, tr in enumerate(_body_rows(table), 1):
@@ -174,6 +188,7 @@ def plan_rows(columns: dict[int, str], table: LexborNode) -> list[PlanRow]:
             gpu_memory_text=_text(by_kind["gpu_memory"]) if "gpu_memory" in by_kind else "",
             host=host,
             row=number,
+            shape=_shape(by_kind),
         )
         for term in PRICE_COLUMNS:
             if term in by_kind:

@@ -8,7 +8,8 @@ Source: `POST https://api.runpod.io/graphql` (JSON `{"query": ...}`), two kinds 
 2. per A100 type, `gpuTypes(input: {id: "..."})` with its prices (`securePrice`, `communityPrice`,
    `secureSpotPrice`, `communitySpotPrice`, `oneMonthPrice`, `threeMonthPrice`, `sixMonthPrice`) and,
    per cloud and GPU count up to the type's maximum for that cloud, one aliased
-   `secureN: lowestPrice(input: {gpuCount: N, secureCloud: true}) { stockStatus minimumBidPrice }`
+   `secureN: lowestPrice(input: {gpuCount: N, secureCloud: true}) { stockStatus minimumBidPrice minVcpu
+   minMemory }`
    (`communityN` likewise with `secureCloud: false`).
 
 The price fields and `lowestPrice` are those gpuhunt (`providers/runpod.py`) and SkyPilot
@@ -32,6 +33,8 @@ What is taken, and quirks:
   checked; they are not stored as `monthly` offers, only noted on Secure offers when they differ.
 - GraphQL errors arrive with HTTP 200 in `{"errors": [{"message": ...}]}`; they fail the run with
   RunPod's message, as do HTTP errors (401 for a bad key).
+- Host shape: the count's `lowestPrice.minVcpu` and `minMemory` (GB), the smallest pod RunPod
+  offers at that GPU count and cloud (gpuhunt reads them the same way); null when not offered.
 - Billing is per second (docs.runpod.io, "Billing overview").
 """
 

@@ -59,7 +59,7 @@ def prices_query(gpu_id: str, counts: Mapping[str, int]) -> str:
         for count in range(1, counts.get(cloud, 0) + 1):
             lines.append(
                 f"    {alias(cloud, count)}: lowestPrice(input: {{gpuCount: {count}, secureCloud: {secure}}}) "
-                "{ stockStatus minimumBidPrice }"
+                "{ stockStatus minimumBidPrice minVcpu minMemory }"
             )
     lines.append("  }\n}")
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from collectors.errors import ParseError
 from collectors.runpod.graphql import gpu_types_of, parse_alias
 from pricedb.gpus import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
+from pricedb.shapes import host_fields
 
 PROVIDER = "runpod"
 REGION = "global"  # list prices and lowestPrice without a data center: RunPod-wide, not per location
@@ -115,7 +116,8 @@ def _quotes_for(
     if spot is not None:
         notes = [f"{label}, interruptible", f"{source} {spot:g} USD per GPU-hour × {count} GPU(s)", f"stock {stock}"]
         quotes.append(_quote(raw, gpu, spec, cloud, count, Pricing.SPOT, spot, notes))
-    return quotes
+    host = host_fields(lowest.get("minVcpu"), lowest.get("minMemory"))
+    return [quote.model_copy(update=host) for quote in quotes] if host else quotes
 
 
 def _savings_plan_note(gpu: Mapping[str, Any], on_demand: float, where: str) -> list[str]:

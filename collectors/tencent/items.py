@@ -42,6 +42,7 @@ from collectors.errors import ParseError
 from collectors.tencent.api import CHARGE_TYPES, FAMILIES, parse_label, source_url
 from pricedb.gpus import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, PriceStep, Pricing, Quote, Unit
+from pricedb.shapes import host_fields
 
 PROVIDER = "tencent"
 SECOND_STEP_AFTER_HOURS = 96.0
@@ -265,6 +266,7 @@ def quote(entries: list[Priced], billing_increment_s: int) -> Quote:
             list_price=best.list_price,
             price_steps=best.steps,
             notes="; ".join(notes),
+            **host_fields(best.item.get("Cpu"), best.item.get("Memory")),
         )
     except ValidationError as exc:
         raise ParseError(

@@ -41,6 +41,8 @@ Quirks, and how they are handled:
 - `gpu_frac` below 1 (a fraction of a GPU) is left out; the search may return other cards than
   asked for, which are left out.
 - An answer of exactly `LIMIT` offers may be cut short: noted on the run.
+- Each group's host shape (vCPUs, RAM) is the cheapest offer's `cpu_cores_effective` (whole cores)
+  and `cpu_ram` (MB → GiB), the machine the price belongs to; the notes say so.
 - Spot is the floor of a bid, not a guaranteed price; a spot group dearer than its on-demand group
   (different hosts) is rejected by the shared sanity checks, with the reason recorded.
 
@@ -127,7 +129,13 @@ class VastCollector(Collector):
             return None
         market = summarize(kept, lambda listing: listing.price)
         best = market.cheapest
-        notes = [market.note("offer", "USD/h"), best.describe(pricing)]
+        notes = [market.note("offer", "USD/h")]
+        if best.host:
+            notes.append(
+                f"host shape {best.host['vcpus']} vCPUs, {best.host['memory_gib']:g} GiB RAM: the cheapest offer's "
+                "(cpu_cores_effective, cpu_ram); other hosts in the group may differ"
+            )
+        notes.append(best.describe(pricing))
         if len(kept) < len(listings):
             low, high = MODEL_FACTS["A100"].usd_per_gpu_hour
             odd = [x for x in listings if x not in kept]
@@ -152,6 +160,7 @@ class VastCollector(Collector):
                 source_url=raw.url,
                 observed_at=raw.fetched_at,
                 notes="; ".join(notes),
+                **best.host,
             )
         except ValidationError as exc:
             what = f"{group.sku} {group.region} {pricing.value}"

@@ -3,13 +3,15 @@ price, or why it is left out. The collector (collectors.vast) groups what this m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import ParseError
 from pricedb.gpus import MODEL_FACTS, GpuSpec, nearest_known_size
 from pricedb.models import Pricing
+from pricedb.shapes import host_fields
 
 # Vast's `storage_cost` is USD per GB per 30-day month (CLI help: "storage cost in $/GB/month";
 # the console's own `search.diskHour` is storage_cost × disk GB / 720).
@@ -66,6 +68,9 @@ class Listing:
     offer_id: Any
     machine_id: Any
     where: str  # geolocation as published
+    # vcpus / memory_gib: `cpu_cores_effective` (the offer's share of the host's cores, whole ones) and
+    # `cpu_ram` (MB, / 1024 = GiB, as SkyPilot's Vast catalog converts it); empty when not given
+    host: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def per_gpu(self) -> float:
@@ -132,7 +137,13 @@ def read_offer(offer: Mapping[str, Any], pricing: Pricing, where: str) -> Listin
         offer_id=offer.get("id"),
         machine_id=offer.get("machine_id"),
         where=str(offer["geolocation"] or ""),
+        host=_host(offer),
     )
+
+
+def _host(offer: Mapping[str, Any]) -> dict[str, Any]:
+    cores, ram_mb = _number(offer.get("cpu_cores_effective")), _number(offer.get("cpu_ram"))
+    return host_fields(math.floor(cores) if cores else None, ram_mb / 1024 if ram_mb else None)
 
 
 def plausible(listing: Listing) -> bool:

@@ -13,7 +13,9 @@ replaces the host):
   spot_price as **strings** ("1.16"), currency ("usd"), gpu {description "1x A100 SXM4 80GB",
   number_of_gpus}, gpu_memory {size_in_gigabytes, the instance's total}, cpu, memory, …}`.
   Prices are per **instance**-hour. The GPU comes from `gpu.description` (count checked against
-  `number_of_gpus`, memory against `gpu_memory`); CPU types and other GPUs are skipped.
+  `number_of_gpus`, memory against `gpu_memory`); CPU types and other GPUs are skipped. The host
+  shape is `cpu.number_of_cores` (vCPUs) and `memory.size_in_gigabytes` (RAM, stored as GiB, as
+  SkyPilot's Verda catalog and gpuhunt take it).
 - `GET /instance-availability?isSpot=false` and `?isSpot=true` (the SDK's parameter name) →
   `[{location_code ("FIN-01"), availabilities: ["1A100.22V", …]}]`: what can be deployed where now.
 - `GET /long-term/periods/instances` → `[{code ("12_MONTHS"), name, is_enabled, unit_name ("month"),

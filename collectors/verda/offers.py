@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -16,6 +16,7 @@ from collectors.errors import ParseError
 from pricedb.gpus import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
 from pricedb.settings import Settings
+from pricedb.shapes import host_fields
 
 PROVIDER = "verda"
 _COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*x\s+(.+)$", re.IGNORECASE)
@@ -35,6 +36,8 @@ class InstanceType:
     price: Decimal
     spot_price: Decimal | None
     currency: str
+    # vcpus / memory_gib from `cpu.number_of_cores` and `memory.size_in_gigabytes` (empty: not published)
+    host: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -103,10 +106,16 @@ def a100_types(raw: RawResponse) -> list[InstanceType]:
             raise ParseError(f"{where}: price_per_hour is empty")
         currency = str(_field(item, "currency", where)).upper()
         spot = price_of(item.get("spot_price"), f"{where}: spot_price")
-        found.append(InstanceType(name, spec, count, price, spot if spot and spot > 0 else None, currency))
+        host = host_fields(_size(item, "cpu", "number_of_cores"), _size(item, "memory", "size_in_gigabytes"))
+        found.append(InstanceType(name, spec, count, price, spot if spot and spot > 0 else None, currency, host))
     if not found:
         raise ParseError(f"{raw.url}: none of the {len(items)} instance types is an A100")
     return found
+
+
+def _size(item: Mapping[str, Any], block: str, field: str) -> Any:
+    value = item.get(block)
+    return value.get(field) if isinstance(value, Mapping) else None
 
 
 def _check_memory(item: Mapping[str, Any], spec: GpuSpec, count: int, where: str) -> None:
@@ -250,6 +259,7 @@ class _Builder:
                 observed_at=self.raw.fetched_at,
                 list_price=None if list_price is None else float(list_price),
                 notes="; ".join(notes),
+                **self.kind.host,
             )
         except ValidationError as exc:
             raise ParseError(f"{self.raw.url}: {self.kind.name} {self.location} {pricing.value}: {exc}") from exc

@@ -1,0 +1,94 @@
+"""gpuhunt catalog CSV per provider, so gpuhunt (and dstack on top of it) reads gpuprice's prices.
+
+Format (dstackai/gpuhunt `src/gpuhunt/_internal/storage.py` `CATALOG_V2_FIELDS`, read by
+`storage.load`): one row per offer, `price` in USD per hour, `spot` as `True`/`False`, `gpu_memory`
+in GB per GPU, `cpu`/`memory` required — rows whose host shape is unknown (neither the offer's source
+nor pricedb.shapes' table knows it) are left out rather than guessed. `instance_name` is gpuprice's
+sku, which is the provider's own instance type for the clouds (AWS, Azure, GCP, OCI, Lambda, Verda)
+but gpuprice's group name for RunPod and the marketplaces (`NVIDIA A100 80GB PCIe x2 (secure)`,
+`A100-SXM4-80GB x8`), where gpuhunt writes a GPU id or a host offer id; `provider_data` carries the
+pricing, observation time and source.
+
+Provider names. gpuhunt names some providers differently (`gpuhunt.providers.*.NAME`): Lambda is
+`lambdalabs`, Vast.ai `vastai`, and Verda was `datacrunch` before gpuhunt renamed it. A catalog
+is served under either name and is always written as the file gpuhunt looks for (`lambdalabs.csv`),
+because `GPUHUNT_CATALOG_DIR` reads `<gpuhunt name>.csv`. (gpuhunt's `Catalog` reads local files for
+its offline providers — aws, azure, gcp, lambdalabs, oci, runpod, verda, … —; `vastai` is an online
+provider there, so its file is read with `storage.load`, the same reader.)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+
+from pricedb.foreign import HOURLY, ForeignSheet, UsdPricer
+from pricedb.fx import FxTable
+from pricedb.queries import Offer
+from pricedb.shapes import host_shape
+from pricedb.sheet import iso_utc
+
+GPUHUNT_COLUMNS = ["instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name", "gpu_memory",
+                   "spot", "disk_size", "gpu_vendor", "flags", "cpu_arch", "provider_data"]  # fmt: skip
+
+# gpuprice slug → gpuhunt's provider name, where they differ.
+GPUHUNT_NAMES = {"lambda": "lambdalabs", "vast": "vastai"}
+# gpuhunt's names (current and former) → gpuprice slug.
+GPUHUNT_ALIASES = {"lambdalabs": "lambda", "vastai": "vast", "datacrunch": "verda"}
+
+
+def gpuhunt_name(provider: str) -> str:
+    """The file name stem gpuhunt looks for: `lambda` → `lambdalabs`; others keep their slug."""
+    return GPUHUNT_NAMES.get(provider, provider)
+
+
+def resolve(name: str, known: Iterable[str]) -> tuple[str, str] | None:
+    """(gpuprice provider, file stem) for a name in either vocabulary, or None when neither knows it.
+    A gpuhunt name keeps its own spelling as the file stem (`datacrunch` → `datacrunch.csv`)."""
+    if name in set(known):
+        return name, gpuhunt_name(name)
+    if name in GPUHUNT_ALIASES:
+        return GPUHUNT_ALIASES[name], name
+    return None
+
+
+def gpuhunt_csv(offers: Iterable[Offer], provider: str, fx: FxTable) -> ForeignSheet:
+    usd = UsdPricer(fx)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=GPUHUNT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    rows = no_shape = 0
+    for offer in sorted((o for o in offers if o.provider == provider and o.pricing in HOURLY), key=lambda o: o.key):
+        shape = host_shape(offer)
+        if shape is None:
+            no_shape += 1
+            continue
+        price = usd(offer)
+        if price is None:
+            continue
+        data = {"pricing": offer.pricing, "observed_at": iso_utc(offer.observed_at), "source_url": offer.source_url}
+        writer.writerow(
+            {
+                "instance_name": offer.sku,
+                "location": offer.region,
+                "price": repr(float(price)),
+                "cpu": str(shape.vcpus),
+                "memory": repr(float(shape.memory_gib)),
+                "gpu_count": str(offer.gpu_count),
+                "gpu_name": offer.gpu_model,
+                "gpu_memory": repr(float(offer.gpu_memory_gb)),
+                "spot": str(offer.pricing == "spot"),
+                "disk_size": "",
+                "gpu_vendor": "nvidia",
+                "flags": "",
+                "cpu_arch": "arm" if shape.arch in ("arm64", "aarch64") else "x86",
+                "provider_data": json.dumps(data, sort_keys=True),
+            }
+        )
+        rows += 1
+    notes = usd.notes()
+    if no_shape:
+        notes.append(f"{no_shape} offers left out: their vCPU/RAM shape is unknown and gpuhunt requires it")
+    return ForeignSheet(buffer.getvalue(), rows, notes)
