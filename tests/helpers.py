@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from collectors import fx_ecb
+from collectors.replay import Replay, serve_replay
+from collectors.runner import RunSummary, collect
 from pricedb.models import FxRate, Pricing, Quote, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord, utc_naive
+from tests.conftest import FIXTURES
+
+T = TypeVar("T")
 
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 
@@ -88,3 +97,38 @@ def serving(settings: Settings, store: PriceStore, now: datetime) -> Iterator[Te
     with TestClient(app) as client:
         app.state.gpuprice.clock = lambda: utc_naive(now)
         yield client
+
+
+@dataclass
+class LiveRound:
+    """A live collect whose every base URL pointed at a local server holding the recorded answers."""
+
+    store: PriceStore
+    summaries: list[RunSummary]
+    requests: list[tuple[str, str, dict[str, str], bytes]]  # method, path, headers, body
+
+    def __iter__(self) -> Iterator[object]:  # store, summaries, requests = collect_through_local_server(...)
+        return iter((self.store, self.summaries, self.requests))
+
+
+def collect_through_local_server(settings: Settings, names: list[str], **overrides: object) -> LiveRound:
+    """Collect `names` (FX first) live, through GPUPRICE_<PROVIDER>_BASE_URL, from a local replay server."""
+    every = [*names, fx_ecb.NAME]
+    with serve_replay([Replay.load(FIXTURES, name) for name in every]) as server:
+        live = settings.model_copy(update={"base_urls": {name: server.url for name in every}, **overrides})
+        store = PriceStore(live)
+        summaries = asyncio.run(collect(store, live, list(names)))
+        requests = list(server.requests)
+    return LiveRound(store, summaries, requests)
+
+
+def collect_offline_beside(settings: Settings, names: list[str], read: Callable[[PriceStore], T]) -> T:
+    """Collect `names` offline (the recorded answers replayed in-process) into a second database and
+    return `read` of it: what a live round through a local server must equal."""
+    offline = settings.model_copy(update={"offline": True, "db": settings.db.with_name("offline.duckdb")})
+    store = PriceStore(offline)
+    try:
+        asyncio.run(collect(store, offline, list(names)))
+        return read(store)
+    finally:
+        store.close()

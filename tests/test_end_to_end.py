@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -15,13 +14,10 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.cli import main as cli
-from collectors import fx_ecb
 from collectors.registry import COLLECTORS
-from collectors.replay import Replay, serve_replay
-from collectors.runner import collect
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
-from tests.conftest import FIXTURES
+from tests.helpers import collect_offline_beside, collect_through_local_server
 
 
 def offer_prices(store: PriceStore) -> dict[tuple[str, ...], tuple[float, float | None]]:
@@ -84,12 +80,7 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
     names = ["aws", "azure"]
-    replays = [Replay.load(FIXTURES, name) for name in [*names, fx_ecb.NAME]]
-    with serve_replay(replays) as server:
-        live = settings.model_copy(update={"base_urls": {name: server.url for name in [*names, fx_ecb.NAME]}})
-        store = PriceStore(live)
-        summaries = asyncio.run(collect(store, live, names))
-        requests = list(server.requests)
+    store, summaries, requests = collect_through_local_server(settings, names)
     assert {s.provider: s.status.value for s in summaries} == {"fx": "ok", "aws": "ok", "azure": "ok"}
     assert all(not s.offline for s in summaries)
     signed = [headers for method, path, headers, body in requests if method == "POST"]
@@ -97,11 +88,7 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(
     stored = offer_prices(store)
     store.close()
     # The same recorded bodies replayed in-process (offline mode) give exactly the same offers.
-    offline = settings.model_copy(update={"offline": True, "db": settings.db.with_name("offline.duckdb")})
-    offline_store = PriceStore(offline)
-    asyncio.run(collect(offline_store, offline, names))
-    assert offer_prices(offline_store) == stored
-    offline_store.close()
+    assert collect_offline_beside(settings, names, offer_prices) == stored
     # Independent of the parsers: the numbers the fixtures hold (see fixtures/README.md).
     usd_to_cny = 6.8095 / 1.0163  # ECB 2022-07-08, the recorded FX file
     assert stored[("aws", "us-east-1", "p4d.24xlarge", "on_demand")] == (

@@ -4,7 +4,6 @@ bodies hold, with the GCP API key sent to the server and kept out of everything 
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -15,10 +14,10 @@ from api.app import create_app
 from api.cli import main as cli
 from collectors import fx_ecb
 from collectors.replay import Replay, serve_replay
-from collectors.runner import collect
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.conftest import FIXTURES
+from tests.helpers import collect_offline_beside, collect_through_local_server
 
 USD_CNY = 6.8095 / 1.0163  # ECB 2022-07-08, the recorded FX file
 KEY = "AIzaSyE2E-not-a-real-key-9876543210zz"
@@ -58,17 +57,7 @@ def test_offline_cheapest_ranks_gcp_and_oci_beside_aws_and_azure(offline_round, 
 
 def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(settings: Settings) -> None:
     names = ["gcp", "oci"]
-    replays = [Replay.load(FIXTURES, name) for name in [*names, fx_ecb.NAME]]
-    with serve_replay(replays) as server:
-        live = settings.model_copy(
-            update={
-                "base_urls": {name: server.url for name in [*names, fx_ecb.NAME]},
-                "gcp_api_key": SecretStr(KEY),
-            }
-        )
-        store = PriceStore(live)
-        summaries = asyncio.run(collect(store, live, names))
-        requests = list(server.requests)
+    store, summaries, requests = collect_through_local_server(settings, names, gcp_api_key=SecretStr(KEY))
     assert {s.provider: s.status.value for s in summaries} == {"fx": "ok", "gcp": "ok", "oci": "ok"}
     assert all(not s.offline for s in summaries)
     gcp_paths = [path for _, path, _, _ in requests if "/skus" in path]
@@ -79,13 +68,9 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(sett
     ) + " ".join(str(cell) for row in store.cursor().execute("SELECT * FROM runs").fetchall() for cell in row)
     store.close()
     assert KEY not in everything
-    assert all(KEY not in path.read_text() for path in live.export_path.glob("*.csv"))
+    assert all(KEY not in path.read_text() for path in store.settings.export_path.glob("*.csv"))
     # The same recorded bodies replayed in-process (offline mode) give exactly the same offers.
-    offline = settings.model_copy(update={"offline": True, "db": settings.db.with_name("offline.duckdb")})
-    offline_store = PriceStore(offline)
-    asyncio.run(collect(offline_store, offline, names))
-    assert stored_offers(offline_store) == stored
-    offline_store.close()
+    assert collect_offline_beside(settings, names, stored_offers) == stored
     # Independent of the parsers: the numbers the fixtures hold (see fixtures/README.md).
     assert len(stored) == 46 + 2 == sum(s.quotes for s in summaries if s.provider != "fx")
     price, per_gb, url, notes = stored[("gcp", "us-central1", "a2-ultragpu-8g", "on_demand")]

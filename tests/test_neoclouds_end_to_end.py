@@ -5,19 +5,14 @@ their offers beside AWS and Azure."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from api.app import create_app
-from collectors import fx_ecb
-from collectors.replay import Replay, serve_replay
-from collectors.runner import collect
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
-from tests.conftest import FIXTURES
+from tests.helpers import collect_offline_beside, collect_through_local_server
 
 NAMES = ["lambda", "runpod", "verda"]
 LAMBDA_KEY, VERDA_ID, VERDA_SECRET = "secret_e2e-lambda-key", "e2e-verda-client", "e2e-verda-secret"
@@ -35,19 +30,13 @@ def offer_rows(store: PriceStore) -> dict[tuple[str, ...], tuple[float, float | 
 
 
 def test_live_collect_through_a_local_server_stores_exactly_what_it_answers(settings: Settings) -> None:
-    replays = [Replay.load(FIXTURES, name) for name in [*NAMES, fx_ecb.NAME]]
-    with serve_replay(replays) as server:
-        live = settings.model_copy(
-            update={
-                "base_urls": {name: server.url for name in [*NAMES, fx_ecb.NAME]},
-                "lambda_api_key": SecretStr(LAMBDA_KEY),
-                "verda_client_id": SecretStr(VERDA_ID),
-                "verda_client_secret": SecretStr(VERDA_SECRET),
-            }
-        )
-        store = PriceStore(live)
-        summaries = asyncio.run(collect(store, live, NAMES))
-        requests = list(server.requests)
+    store, summaries, requests = collect_through_local_server(
+        settings,
+        NAMES,
+        lambda_api_key=SecretStr(LAMBDA_KEY),
+        verda_client_id=SecretStr(VERDA_ID),
+        verda_client_secret=SecretStr(VERDA_SECRET),
+    )
     assert {s.provider: s.status.value for s in summaries} == {
         "fx": "ok",
         "lambda": "ok",
@@ -84,20 +73,13 @@ def test_live_collect_through_a_local_server_stores_exactly_what_it_answers(sett
         assert secret not in dumped
     store.close()
     # The same recorded bodies replayed in-process (offline mode) give exactly the same offers.
-    offline = settings.model_copy(update={"offline": True, "db": settings.db.with_name("offline.duckdb")})
-    offline_store = PriceStore(offline)
-    asyncio.run(collect(offline_store, offline, NAMES))
-    assert offer_rows(offline_store) == stored
-    offline_store.close()
+    assert collect_offline_beside(settings, NAMES, offer_rows) == stored
 
 
 def test_without_keys_lambda_and_verda_are_skipped_and_runpod_still_runs(settings: Settings) -> None:
-    replays = [Replay.load(FIXTURES, name) for name in [*NAMES, fx_ecb.NAME]]
-    with serve_replay(replays) as server:
-        live = settings.model_copy(update={"base_urls": {name: server.url for name in [*NAMES, fx_ecb.NAME]}})
-        store = PriceStore(live)
-        summaries = {s.provider: s for s in asyncio.run(collect(store, live, NAMES))}
-        paths = {path.split("?")[0] for _, path, _, _ in server.requests}
+    store, summaries, requests = collect_through_local_server(settings, NAMES)
+    summaries = {s.provider: s for s in summaries}
+    paths = {path.split("?")[0] for _, path, _, _ in requests}
     assert {name: summaries[name].status.value for name in NAMES} == {
         "lambda": "skipped",
         "runpod": "ok",

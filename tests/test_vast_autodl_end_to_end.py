@@ -4,7 +4,6 @@ AWS and Azure, and a live collect against a local server answering with the reco
 
 from __future__ import annotations
 
-import asyncio
 import math
 
 import pytest
@@ -12,12 +11,9 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from api.app import create_app
-from collectors import fx_ecb
-from collectors.replay import Replay, serve_replay
-from collectors.runner import collect
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
-from tests.conftest import FIXTURES
+from tests.helpers import collect_offline_beside, collect_through_local_server
 from tests.test_end_to_end import offer_prices
 
 USD_TO_CNY = 6.8095 / 1.0163  # ECB 2022-07-08, the recorded FX file
@@ -61,17 +57,7 @@ def test_cheapest_ranks_marketplace_offers_beside_the_clouds(offline_round, offl
 
 def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(settings: Settings) -> None:
     names = ["vast", "autodl"]
-    replays = [Replay.load(FIXTURES, name) for name in [*names, fx_ecb.NAME]]
-    with serve_replay(replays) as server:
-        live = settings.model_copy(
-            update={
-                "base_urls": {name: server.url for name in [*names, fx_ecb.NAME]},
-                "autodl_token": SecretStr(TOKEN),
-            }
-        )
-        store = PriceStore(live)
-        summaries = asyncio.run(collect(store, live, names))
-        requests = list(server.requests)
+    store, summaries, requests = collect_through_local_server(settings, names, autodl_token=SecretStr(TOKEN))
     assert {s.provider: s.status.value for s in summaries} == {"fx": "ok", "vast": "ok", "autodl": "ok"}
     assert all(not s.offline for s in summaries)
     autodl_calls = [headers for _, path, headers, _ in requests if "/machine/" in path or "/autodl/" in path]
@@ -80,11 +66,7 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(sett
     assert len(vast_calls) == 2 and not any("Authorization" in h for h in vast_calls)
     stored = offer_prices(store)
     store.close()
-    offline = settings.model_copy(update={"offline": True, "db": settings.db.with_name("offline.duckdb")})
-    offline_store = PriceStore(offline)
-    asyncio.run(collect(offline_store, offline, names))
-    assert offer_prices(offline_store) == stored
-    offline_store.close()
+    assert collect_offline_beside(settings, names, offer_prices) == stored
     # Independent of the parsers: the numbers the fixtures hold (fixtures/README.md).
     usd = 1.1378 + 0.15 * 100 / 720
     assert stored[("vast", "US", "A100-SXM4-80GB x1", "on_demand")] == (
@@ -99,11 +81,8 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(sett
 
 
 def test_without_a_token_autodl_is_skipped_and_vast_still_runs(settings: Settings) -> None:
-    replays = [Replay.load(FIXTURES, name) for name in ("vast", "autodl", fx_ecb.NAME)]
-    with serve_replay(replays) as server:
-        live = settings.model_copy(update={"base_urls": {n: server.url for n in ("vast", "autodl", fx_ecb.NAME)}})
-        store = PriceStore(live)
-        summaries = {s.provider: s for s in asyncio.run(collect(store, live, ["vast", "autodl"]))}
-        store.close()
+    live = collect_through_local_server(settings, ["vast", "autodl"])
+    live.store.close()
+    summaries = {s.provider: s for s in live.summaries}
     assert summaries["vast"].status.value == "ok"
     assert summaries["autodl"].status.value == "skipped" and "GPUPRICE_AUTODL_TOKEN" in summaries["autodl"].error
