@@ -31,7 +31,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -41,6 +41,7 @@ from pydantic import SecretStr
 from api.digest_render import title, to_markdown
 from collectors.errors import CollectorError
 from collectors.http import Http, make_client
+from pricedb import clock
 from pricedb.digest import record_delivery
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
@@ -179,7 +180,7 @@ async def deliver(
         http = Http(client, "digest", settings)
         for target in chosen:
             error = await send(http, target, digest)
-            at = datetime.now(UTC)
+            at = clock.now()
             await asyncio.to_thread(record_delivery, store, day, target.kind, at, error)
             if error:
                 log.warning("digest %s: delivery to %s failed: %s", day, target.kind, error)

@@ -119,5 +119,5 @@ async def run_digest_job(
         digest["deliveries"] = await deliver(store, settings, {**digest, "stored": True}, transport)
         return digest
     except Exception:
-        log.exception("the digest job failed at %s", datetime.now(UTC).isoformat())
+        log.exception("the digest job failed at %s", clock().isoformat())
         return None

@@ -10,12 +10,13 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
+from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
-from pricedb.store import PriceStore, utc_naive
+from pricedb.store import PriceStore
 
 CACHE_ENTRIES = 2048
 
@@ -23,7 +24,7 @@ T = TypeVar("T")
 
 
 def now_utc() -> datetime:
-    return utc_naive(datetime.now(UTC))
+    return clock.now_naive()
 
 
 def dumps(payload: Any) -> bytes:

@@ -13,7 +13,6 @@ import asyncio
 import json
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +22,7 @@ import httpx
 from collectors.base import RawResponse
 from collectors.errors import FetchError
 from collectors.retry import RETRYABLE_STATUS, RetryableStatus, RetryPolicy, with_retries
+from pricedb import clock
 from pricedb.settings import Settings
 
 USER_AGENT = "gpuprice/0.1 (GPU rental price collector; https://github.com/gpuprice/gpuprice)"
@@ -98,7 +98,7 @@ class Http:
         response = await self.request(method, url, **kwargs)
         return RawResponse(
             url=url,
-            fetched_at=datetime.now(UTC),
+            fetched_at=clock.now(),
             status=response.status_code,
             content_type=response.headers.get("content-type"),
             body=response.content,
@@ -148,7 +148,7 @@ class Http:
                 await response.aclose()
 
         path = await with_retries(attempt, self.policy, self.sleep)
-        return RawResponse(url=url, fetched_at=datetime.now(UTC), path=path, label=label)
+        return RawResponse(url=url, fetched_at=clock.now(), path=path, label=label)
 
 
 async def _aiter_byte_lines(response: httpx.Response) -> AsyncIterator[bytes]:

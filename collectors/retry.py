@@ -14,6 +14,7 @@ from typing import TypeVar
 import httpx
 
 from collectors.errors import FetchError
+from pricedb import clock
 
 T = TypeVar("T")
 
@@ -52,7 +53,7 @@ def retry_after_seconds(response: httpx.Response, now: datetime | None = None) -
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+    return max(0.0, (when - (now or clock.now())).total_seconds())
 
 
 def describe(exc: BaseException) -> str:

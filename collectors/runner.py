@@ -14,7 +14,6 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -26,6 +25,7 @@ from collectors.http import Http, make_client
 from collectors.registry import COLLECTORS
 from collectors.replay import Replay, ReplayTransport
 from collectors.sanity import check_quotes
+from pricedb import clock
 from pricedb.export import write_current_exports
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
@@ -65,7 +65,7 @@ def _cleanup(fetched: Fetched | None) -> None:
 
 
 async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no_progress) -> RunSummary:
-    started, clock = datetime.now(UTC), time.monotonic()
+    started, timer = clock.now(), time.monotonic()
     progress("start", fx_ecb.NAME, "ECB reference rates")
     status, error, rates = RunStatus.OK, None, []
     try:
@@ -82,7 +82,7 @@ async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no
         scope="daily",
         pricings=frozenset(),
         started_at=started,
-        finished_at=datetime.now(UTC),
+        finished_at=clock.now(),
         status=status,
         offline=settings.offline,
         stale_after_minutes=settings.stale_after_minutes(fx_ecb.NAME, interval),
@@ -90,7 +90,7 @@ async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no
     )
     run_id = await asyncio.to_thread(store.record_fx, record, rates)
     summary = RunSummary(
-        fx_ecb.NAME, "daily", status, len(rates), 0, error, [], time.monotonic() - clock, settings.offline, run_id
+        fx_ecb.NAME, "daily", status, len(rates), 0, error, [], time.monotonic() - timer, settings.offline, run_id
     )
     progress("done", fx_ecb.NAME, status.value)
     return summary
@@ -121,7 +121,7 @@ def _stored_on_demand(store: PriceStore, provider: str) -> dict[tuple[str, str, 
 async def run_provider(
     collector: Collector, scope: Scope, store: PriceStore, settings: Settings, progress: Progress = _no_progress
 ) -> RunSummary:
-    started, clock = datetime.now(UTC), time.monotonic()
+    started, timer = clock.now(), time.monotonic()
     name = collector.name
     progress("start", name, scope.name)
     status, error = RunStatus.OK, None
@@ -163,7 +163,7 @@ async def run_provider(
         scope=scope.name,
         pricings=frozenset(pricings) if status is RunStatus.OK else frozenset(scope.pricings),
         started_at=started,
-        finished_at=datetime.now(UTC),
+        finished_at=clock.now(),
         status=status,
         offline=settings.offline,
         stale_after_minutes=settings.stale_after_minutes(name, interval),
@@ -183,7 +183,7 @@ async def run_provider(
         len(rejected),
         error,
         notes,
-        time.monotonic() - clock,
+        time.monotonic() - timer,
         settings.offline,
         run_id,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -24,6 +24,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from collectors.registry import COLLECTORS
 from collectors.runner import collect, run_fx, run_provider
+from pricedb import clock
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
@@ -50,7 +51,7 @@ def build_scheduler(
         await run_fx(store, settings)
 
     if run_at_start:
-        scheduler.add_job(startup_round, DateTrigger(datetime.now(UTC)), id="startup", name="first round")
+        scheduler.add_job(startup_round, DateTrigger(clock.now()), id="startup", name="first round")
     scheduler.add_job(
         fx_job,
         IntervalTrigger(minutes=settings.fx_interval_minutes, jitter=settings.schedule_jitter_s),

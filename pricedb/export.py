@@ -11,9 +11,10 @@ offers only (those tools know nothing of staleness or stock)."""
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
+from pricedb import clock
 from pricedb.gpuhunt import gpuhunt_csv, gpuhunt_name
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
@@ -28,7 +29,7 @@ _export_lock = threading.Lock()
 
 
 def write_current_exports(store: PriceStore, settings: Settings, now: datetime | None = None) -> list[Path]:
-    moment = utc_naive(now or datetime.now(UTC))
+    moment = utc_naive(now or clock.now())
     offers = current_offers(store.cursor(), moment).offers
     rows = [sheet_row(o) for o in offers]
     folder = settings.export_path

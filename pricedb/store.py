@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 
+from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
@@ -95,9 +96,7 @@ class PriceStore:
             try:
                 for statement in statements:
                     cur.execute(statement)
-                cur.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, utc_naive(datetime.now(UTC))]
-                )
+                cur.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, utc_naive(clock.now())])
                 cur.commit()
             except Exception:
                 cur.rollback()

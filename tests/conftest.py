@@ -7,6 +7,7 @@ import asyncio
 import os
 import shutil
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from collectors.base import Collector, Fetched, RawResponse
 from collectors.http import Http, make_client
 from collectors.replay import Replay
 from collectors.runner import RunSummary, collect
+from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate
 from pricedb.settings import Settings
@@ -97,6 +99,14 @@ def make_settings(folder: Path, **overrides: object) -> Settings:
         schedule_jitter_s=0,
         **overrides,
     )
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[datetime]:
+    """The one clock (pricedb.clock) pinned at OBSERVED, the moment the tests' data was seen, for
+    code that judges staleness or picks a default day from "now" (the CLI opens its own state)."""
+    with clock.pinned(OBSERVED) as moment:
+        yield moment
 
 
 @pytest.fixture

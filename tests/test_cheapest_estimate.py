@@ -6,7 +6,7 @@ for the machine shapes that matter; FX is 1 USD = ¥7 so every figure can be che
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
@@ -273,6 +273,7 @@ def test_cli_cheapest_by_model_prints_the_api_json(
     settings: Settings,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    frozen_clock: datetime,
 ) -> None:
     url = "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&context=4096&hours=200"
     api = client.get(url + "&rank_by=per_mtoken").json()

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors import http as http_module
-from collectors import runner as runner_module
 from collectors.runner import collect
+from pricedb import clock
 from pricedb.digest import build_digest
 from pricedb.settings import Settings
 from pricedb.snapshot import snapshot_of_day
@@ -29,13 +28,13 @@ NC24_NORTHEUROPE = ("azure", "northeurope", "Standard_NC24ads_A100_v4", "on_dema
 
 
 class Clock:
-    """Stands in for `datetime` in the runner and the HTTP layer, so runs happen on chosen days."""
+    """The one clock (pricedb.clock), moved by the test so that runs happen on chosen days."""
 
     moment = datetime(2026, 11, 26, 4, 0, tzinfo=UTC)
 
     @classmethod
-    def now(cls, tz=None):
-        return cls.moment if tz is not None else cls.moment.replace(tzinfo=None)
+    def now(cls) -> datetime:
+        return cls.moment
 
 
 @pytest.fixture
@@ -43,8 +42,7 @@ def offline(settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     fixtures = tmp_path / "fixtures"
     for name in ("aws", "azure", "fx"):
         shutil.copytree(FIXTURES / name, fixtures / name)
-    monkeypatch.setattr(runner_module, "datetime", Clock)
-    monkeypatch.setattr(http_module, "datetime", Clock)
+    monkeypatch.setattr(clock, "_source", Clock.now)
     # Runs here are a day apart; keep offers fresh between them so staleness does not blur the test.
     return settings.model_copy(
         update={"offline": True, "fixtures_dir": fixtures, "stale_after": {"aws": 3 * 1440, "azure": 3 * 1440}}

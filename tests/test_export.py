@@ -7,7 +7,7 @@ import ast
 import csv
 import io
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -243,7 +243,9 @@ def test_after_run_files_include_the_catalogs(seeded: PriceStore, settings: Sett
     assert len(items) == 4
 
 
-def test_cli_export(seeded: PriceStore, settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export(
+    seeded: PriceStore, settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str], frozen_clock: datetime
+) -> None:
     seeded.close()
     db = str(settings.db)
     assert cli(["export", "--db", db, "--provider", "azure"]) == 0

@@ -27,7 +27,6 @@ import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import httpx
@@ -36,6 +35,7 @@ from pydantic import SecretStr
 
 from collectors.errors import FetchError, MissingCredentials
 from collectors.http import Signer
+from pricedb import clock
 from pricedb.settings import Settings
 
 API_VERSION = "2014-05-26"
@@ -82,7 +82,7 @@ def resolve_credentials(settings: Settings) -> Credentials:
 
 
 def utc_now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def signer(

@@ -49,6 +49,7 @@ from collectors.aws.common import A100_INSTANCE_TYPES, make_quote
 from collectors.base import RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http, Signer
+from pricedb import clock
 from pricedb.models import Pricing, Quote
 from pricedb.settings import Settings
 
@@ -142,7 +143,7 @@ def ec2_error(text: str) -> tuple[str, str] | None:
 
 async def fetch_region(http: Http, region: str, credentials: ReadOnlyCredentials) -> list[RawResponse]:
     """Every page of one region's answer, following `nextToken`."""
-    url, start_time = endpoint(region), datetime.now(UTC)
+    url, start_time = endpoint(region), clock.now()
     pages: list[RawResponse] = []
     token: str | None = None
     seen: set[str] = set()

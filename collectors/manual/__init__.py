@@ -29,7 +29,6 @@ Quirks:
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -38,6 +37,7 @@ from collectors.errors import FetchError, MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.manual.sheet import COLUMNS, read_sheet
 from collectors.replay import Replay
+from pricedb import clock
 from pricedb.models import Pricing, Quote
 
 __all__ = ["ManualCollector"]
@@ -76,7 +76,7 @@ class ManualCollector(Collector):
             responses.append(
                 RawResponse(
                     url=path.resolve().as_uri(),
-                    fetched_at=datetime.now(UTC),
+                    fetched_at=clock.now(),
                     content_type="text/csv",
                     body=body,
                     label=str(path),
