@@ -21,6 +21,7 @@ from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
+from pricedb.redact import learn_settings, redact
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
 
@@ -46,6 +47,22 @@ class RunRecord:
     rejected: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        """Every text a run carries passes the one redaction point (pricedb.redact) here, before the
+        store writes it and before the runner's summary (which `gpuprice collect` prints) reads it."""
+        self.error = redact(self.error) if self.error else self.error
+        self.notes = [redact(note) for note in self.notes]
+        self.rejected = [{key: redact(value) for key, value in r.items()} for r in self.rejected]
+        self.quotes = [_redacted_quote(quote) for quote in self.quotes]
+
+
+def _redacted_quote(quote: Quote) -> Quote:
+    """A quote's texts keep their query strings (a source URL's filter is information) but no credential."""
+    url, notes = redact(quote.source_url, keep_query=True), quote.notes and redact(quote.notes, keep_query=True)
+    if url == quote.source_url and notes == quote.notes:
+        return quote
+    return quote.model_copy(update={"source_url": url, "notes": notes})
+
 
 def utc_naive(moment: datetime) -> datetime:
     """Timestamps are stored as naive UTC (DuckDB TIMESTAMP)."""
@@ -57,6 +74,7 @@ def utc_naive(moment: datetime) -> datetime:
 class PriceStore:
     def __init__(self, settings: Settings, path: Path | str | None = None, read_only: bool = False) -> None:
         self.settings = settings
+        learn_settings(settings)
         self.path = Path(path if path is not None else settings.db)
         self.read_only = read_only
         if not read_only:

@@ -68,7 +68,8 @@ async def call(http: Http, method: str, url: str, token: str, label: str, body: 
     try:
         raw = await http.fetch(method, url, label=label, headers=headers, **kwargs)
     except FetchError as exc:
-        code, msg = _CODE.search(str(exc)), _MSG.search(str(exc))
+        said = exc.body or str(exc)
+        code, msg = _CODE.search(said), _MSG.search(said)
         if code is None:
             raise
         raise api_error(code.group(1), msg.group(1) if msg else "", label) from exc

@@ -159,7 +159,7 @@ async def fetch_region(http: Http, region: str, credentials: ReadOnlyCredentials
                 headers={"Content-Type": FORM_CONTENT_TYPE},
             )
         except FetchError as exc:
-            error = ec2_error(str(exc))
+            error = ec2_error(exc.body or str(exc))
             if error is None:
                 raise
             raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}") from exc
