@@ -33,7 +33,7 @@ USER_AGENT = "gpuprice/0.1 (GPU rental price collector; https://github.com/gpupr
 
 Signer = Callable[[httpx.Request], None]
 ERROR_BODY_BYTES = 64 * 1024  # of an error answer, enough for the provider's words
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 20  # reads of a streamed download
 
 
 def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
@@ -108,7 +108,7 @@ class Http:
         if response.is_success and declared.isdigit() and int(declared) > limit:
             raise self._too_large(response, f"it announces {int(declared) / 2**20:.1f} MB")
         chunks, size = [], 0
-        async for chunk in response.aiter_bytes(CHUNK_BYTES):
+        async for chunk in response.aiter_bytes():  # as they arrive (64 KiB at most): the cap is exact
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
@@ -166,7 +166,7 @@ class Http:
                 try:
                     with handle:
                         if keep_line is None:
-                            async for chunk in response.aiter_bytes(1 << 20):
+                            async for chunk in response.aiter_bytes(CHUNK_BYTES):
                                 handle.write(chunk)
                         else:
                             async for line in _aiter_byte_lines(response):
@@ -186,7 +186,7 @@ class Http:
 async def _aiter_byte_lines(response: httpx.Response) -> AsyncIterator[bytes]:
     """Lines as bytes (with their newline), from a streamed body, in 1 MiB reads."""
     pending = b""
-    async for chunk in response.aiter_bytes(1 << 20):
+    async for chunk in response.aiter_bytes(CHUNK_BYTES):
         chunk = pending + chunk
         cut = chunk.rfind(b"\n") + 1
         for line in chunk[:cut].splitlines(keepends=True):
