@@ -152,6 +152,7 @@ async def run_provider(
     progress("start", name, scope.name)
     status, error = RunStatus.OK, None
     quotes, rejected, notes = [], [], []
+    rejected_offers: dict[tuple[str, str, str, str], str] = {}  # the store holds these at their last good price
     pricings = set(scope.pricings)
     fetched: Fetched | None = None
     deadline = Deadline(name, settings.deadline_for(name, collector.deadline_s))
@@ -175,6 +176,7 @@ async def run_provider(
             stored_on_demand = await asyncio.to_thread(_stored_on_demand, store, name)
             quotes, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
             rejected += [r.as_record() for r in rejections]
+            rejected_offers = {r.quote.key: r.reason for r in rejections}
             if not quotes:
                 raise ImplausibleData(f"all {len(parsed)} quotes were rejected; first: {rejections[0].reason}")
         except MissingCredentials as exc:
@@ -200,6 +202,7 @@ async def run_provider(
         quotes=quotes,
         rejected=rejected,
         notes=notes,
+        rejected_offers=rejected_offers if status is RunStatus.OK else {},
     )
     run_id = await asyncio.to_thread(store.record_run, record)
     await asyncio.to_thread(write_current_exports, store, settings)
