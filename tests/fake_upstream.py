@@ -70,21 +70,23 @@ def huge(size: int, announce_length: bool = False) -> Responder:
     return lambda request: Answer(200, {"Content-Type": "application/json"}, size=size, announce_length=announce_length)
 
 
-def pass_through(replays: list[Replay], otherwise: Responder, when: Callable[[Request], bool]) -> Responder:
-    """Answer from the recorded replays unless `when(request)`, then as `otherwise` does."""
+def replayed(replays: list[Replay], edit: Callable[[Request, bytes], bytes] | None = None) -> Responder:
+    """The recorded answers (as `serve_replay` gives them), each body optionally changed by `edit`."""
 
     def answer(request: Request) -> Answer:
-        if not when(request):
-            for replay in replays:
-                if replay.find(request.method, request.path, request.body, request.headers) is not None:
-                    status, headers, content = replay.answer(
-                        request.method, request.path, request.body, request.headers
-                    )
-                    return Answer(status, dict(headers), content)
-            return Answer(404, {"Content-Type": "text/plain"}, b"no replay matches")
-        return otherwise(request)
+        for replay in replays:
+            if replay.find(request.method, request.path, request.body, request.headers) is not None:
+                status, headers, content = replay.answer(request.method, request.path, request.body, request.headers)
+                return Answer(status, dict(headers), edit(request, content) if edit else content)
+        return Answer(404, {"Content-Type": "text/plain"}, b"no replay matches")
 
     return answer
+
+
+def pass_through(replays: list[Replay], otherwise: Responder, when: Callable[[Request], bool]) -> Responder:
+    """Answer from the recorded replays unless `when(request)`, then as `otherwise` does."""
+    recorded = replayed(replays)
+    return lambda request: otherwise(request) if when(request) else recorded(request)
 
 
 @dataclass
