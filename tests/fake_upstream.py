@@ -9,14 +9,13 @@ replays (fixtures/<provider>/replay.json) and misbehave on the others.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from collectors.replay import Replay
+from collectors.replay import Replay, serving
 
 
 @dataclass(frozen=True)
@@ -154,10 +153,5 @@ def serve(responder: Responder) -> Iterator[Upstream]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.block_on_close = False  # a trickling handler never ends by itself
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield Upstream(f"http://127.0.0.1:{server.server_address[1]}", seen)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server) as url:
+        yield Upstream(url, seen)
