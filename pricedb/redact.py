@@ -138,17 +138,28 @@ def redact_all(texts: Iterable[str]) -> list[str]:
 
 
 # ----- logs -----------------------------------------------------------------------------------------
+_PLAIN = (str, int, float, type(None))
+
+
 class RedactingFilter(logging.Filter):
-    """Runs every record of the logger it sits on through `redact` (queries kept, credentials not):
-    the message, its arguments one by one (formatters such as uvicorn's read them apart), and the
-    traceback text."""
+    """Runs every record of the logger it sits on through `redact` (queries kept, credentials not),
+    traceback included. Plain arguments are redacted one by one, so formatters that read them apart
+    (uvicorn's access lines) still can; any other record is formatted first, then redacted."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = _scrub(record.msg)
-        if isinstance(record.args, tuple):
-            record.args = tuple(_scrub(a) for a in record.args)
-        elif isinstance(record.args, dict):
-            record.args = {k: _scrub(v) for k, v in record.args.items()}
+        args = record.args.values() if isinstance(record.args, dict) else record.args or ()
+        if isinstance(record.msg, str) and all(isinstance(a, _PLAIN) for a in args):
+            record.msg = redact(record.msg, keep_query=True)
+            if isinstance(record.args, dict):
+                record.args = {k: _scrub(v) for k, v in record.args.items()}
+            elif record.args:
+                record.args = tuple(_scrub(a) for a in record.args)
+        else:
+            try:
+                message = record.getMessage()
+            except Exception:  # a malformed record: let logging report it as it would
+                return True
+            record.msg, record.args = redact(message, keep_query=True), None
         if record.exc_info and not record.exc_text:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info), keep_query=True)
         if record.stack_info:
@@ -157,14 +168,32 @@ class RedactingFilter(logging.Filter):
 
 
 def _scrub(value: Any) -> Any:
-    if isinstance(value, (int, float, bool)) or value is None:
-        return value
-    return redact(value if isinstance(value, str) else str(value), keep_query=True)
+    return redact(value, keep_query=True) if isinstance(value, str) else value
 
 
 _FILTER = RedactingFilter()
-# Libraries that log URLs or request lines: httpx (every request it sends), uvicorn (access lines).
-THIRD_PARTY_LOGGERS = ("httpx", "httpcore", "uvicorn", "uvicorn.access", "uvicorn.error", "apscheduler")
+# Libraries that log URLs, request lines or exceptions: httpx (every request it sends), httpcore
+# (its traces), uvicorn (access and error lines), APScheduler (a job's exception). A filter sees only
+# the records of its own logger, so each logger they log on is named.
+THIRD_PARTY_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+    "uvicorn",
+    "uvicorn.access",
+    "uvicorn.error",
+    "uvicorn.asgi",
+    "apscheduler",
+    "apscheduler.scheduler",
+    "apscheduler.executors",
+    "apscheduler.executors.default",
+    "apscheduler.jobstores",
+    "apscheduler.jobstores.default",
+)
 
 
 def get_logger(name: str) -> logging.Logger:

@@ -117,6 +117,23 @@ def test_uvicorns_access_lines_keep_their_argument_tuple(caplog) -> None:
     assert len(record.args) == 5 and record.args[4] == 200 and record.args[2] == "/offers?api_key=***"
 
 
+@pytest.mark.parametrize("name", redaction.THIRD_PARTY_LOGGERS)
+def test_the_libraries_loggers_are_filtered_too(name: str, caplog) -> None:
+    redaction.learn(API_KEY)
+    caplog.set_level(logging.DEBUG, logger=name)
+    logging.getLogger(name).warning("request to %s failed: %r", f"https://x.test/?key={API_KEY}", ValueError(API_KEY))
+    [record] = [r for r in caplog.records if r.name == name]
+    assert API_KEY not in record.getMessage() and "key=***" in record.getMessage()
+
+
+def test_a_record_with_unusual_arguments_is_formatted_then_redacted(caplog) -> None:
+    redaction.learn(API_KEY)
+    caplog.set_level(logging.INFO)
+    get_logger("gpuprice.test.args").info("%d offers, %s", 3, {"api_key": API_KEY})
+    [record] = [r for r in caplog.records if r.name == "gpuprice.test.args"]
+    assert record.getMessage() == "3 offers, {'api_key': '***'}"
+
+
 def test_every_logger_in_the_code_comes_from_get_logger() -> None:
     """A filter on a parent logger never sees its children's records, so a logger made with
     logging.getLogger would log unredacted."""
