@@ -85,6 +85,7 @@ def offer_json(offer: Offer) -> dict[str, Any]:
         notes=offer.notes,
         fx_note=offer.fx_note,
         offline=offer.offline,
+        held_reason=offer.held_reason,  # stale because its newest quote was rejected: why
     )
     return row
 
@@ -153,6 +154,7 @@ def providers_answer(state: AppState) -> bytes:
                     "last_success_at": iso(s.last_success_at),
                     "offers": s.offers,
                     "stale_offers": s.stale_offers,
+                    "held_offers": s.held_offers,
                     "stale": s.stale,
                     "offline": s.last_offline,
                     "scope": s.last_scope,

@@ -3,7 +3,6 @@ with the collection scheduler running in its lifespan."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,10 +17,11 @@ from api.routes import cheapest, digest, estimate, export, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
 from collectors.schedule import ExtraJob, build_scheduler
+from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
-log = logging.getLogger("gpuprice.api")
+log = get_logger("gpuprice.api")
 
 VERSION = "0.1.0"
 

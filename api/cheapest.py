@@ -212,6 +212,7 @@ def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
         "fx_date": offer.fx_date.isoformat() if offer.fx_date else None,
         "cost_basis": cost.basis,
         "offline": offer.offline,
+        "held_reason": offer.held_reason,
     }
 
 

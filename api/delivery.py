@@ -26,7 +26,6 @@ import base64
 import hashlib
 import hmac
 import json
-import logging
 import re
 import time
 from collections.abc import Callable
@@ -43,10 +42,11 @@ from collectors.errors import CollectorError
 from collectors.http import Http, make_client
 from pricedb import clock
 from pricedb.digest import record_delivery
+from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
-log = logging.getLogger("gpuprice.delivery")
+log = get_logger("gpuprice.delivery")
 
 SLACK_TEXT_LIMIT = 3000  # characters in one section block
 DINGTALK_TEXT_LIMIT = 18000  # stay under DingTalk's 20000-byte message limit with CJK text

@@ -13,7 +13,6 @@ midnight in the digest's time zone)."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
@@ -34,11 +33,12 @@ from pricedb.digest import (
     store_digest,
     yesterday,
 )
+from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.sheet import iso_utc
 from pricedb.store import PriceStore
 
-log = logging.getLogger("gpuprice.digest")
+log = get_logger("gpuprice.digest")
 
 ON_DEMAND_NOTE = "built on demand from observations: no digest was stored for this day"
 PARTIAL_NOTE = "the day is not over yet in {zone}: this digest covers it so far"

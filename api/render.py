@@ -19,7 +19,8 @@ def _flags(row: dict[str, Any]) -> str:
     if row.get("pricing") == "spot":
         flags.append("interruptible")
     if row.get("stale"):
-        flags.append("[yellow]stale[/yellow]")
+        held = " (new quote rejected)" if row.get("held_reason") else ""
+        flags.append(f"[yellow]stale{held}[/yellow]")
     if row.get("availability") == "sold_out":
         flags.append("[red]sold out[/red]")
     if row.get("offline"):
@@ -172,7 +173,7 @@ def providers_table(payload: dict[str, Any]) -> None:
             row["last_run_at"] or "never",
             row["last_success_at"] or "never",
             str(row["offers"]),
-            str(row["stale_offers"]),
+            str(row["stale_offers"]) + (f" ({row['held_offers']} held)" if row.get("held_offers") else ""),
             row["error"] or "; ".join(row["notes"]),
         )
     console.print(table)

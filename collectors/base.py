@@ -102,6 +102,9 @@ class Collector(ABC):
     # A collector that reads a local file instead of URLs (the manual quotes sheet) names the
     # setting that points at it here; its `source_urls` may then be empty.
     local_source: ClassVar[str | None] = None
+    # The time one run may take, fetch and parse together (GPUPRICE_<PROVIDER>_DEADLINE_S overrides):
+    # minutes for a JSON API; the sources with many pages or huge files set more.
+    deadline_s: ClassVar[float] = 300.0
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

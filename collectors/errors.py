@@ -16,13 +16,16 @@ class CollectorError(Exception):
 
 
 class FetchError(CollectorError):
-    """`status` and `body` are the HTTP error answer, when there was one (`Http` fills them in), so a
-    collector can read a provider's error document whole instead of from the message's snippet."""
+    """`status`, `body` and `url` are the HTTP error answer, when there was one (`Http` fills them in,
+    the body and URL already redacted), so a collector can read a provider's error document whole."""
 
-    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, body: str | None = None, url: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.url = url
 
 
 class ParseError(CollectorError):

@@ -1,10 +1,11 @@
 """JSON APIs' own words when they refuse a request.
 
-`Http` turns an HTTP error into a `FetchError` carrying the status and the error body (and a snippet
-of it in the message). Providers put the useful part in a few string fields (`code`, `message`,
-`suggestion`), nested differently (`{"error": {...}}`, `{"errors": [{...}]}`, flat); `error_detail`
-finds them wherever they sit (regexes, which also work on a cut snippet), and `fetch_explained`
-re-raises the error with those words first and, for 401/403, the setting the user should check.
+`Http` turns an HTTP error into a `FetchError` carrying the status and the (redacted) error body, with
+the provider's words or a short excerpt in the message. Providers put the useful part in a few
+string fields (`code`, `message`, `suggestion`), nested differently (`{"error": {...}}`,
+`{"errors": [{...}]}`, flat); `error_detail` (collectors.error_words) finds them wherever they sit,
+and `fetch_explained` re-raises the error with those words first and, for 401/403, the setting the
+user should check.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from collectors.base import RawResponse
+from collectors.error_words import DEFAULT_KEYS, error_detail
 from collectors.errors import FetchError
 from collectors.http import Http
 
-DEFAULT_KEYS = ("code", "message")
+__all__ = ["DEFAULT_KEYS", "error_detail", "fetch_explained", "status_of"]
+
 _STATUS = re.compile(r"^HTTP (\d{3}) from ")
 
 
@@ -27,16 +30,6 @@ def status_of(exc: FetchError) -> int | None:
         return exc.status
     match = _STATUS.match(str(exc))
     return int(match.group(1)) if match else None
-
-
-def error_detail(text: str, keys: Sequence[str] = DEFAULT_KEYS) -> str | None:
-    """`"code": "x"`, `"message": "y"` → "x: y" (the keys found, in the order given), or None."""
-    found = []
-    for key in keys:
-        match = re.search(rf'"{re.escape(key)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
-        if match:
-            found.append(match.group(1).replace('\\"', '"'))
-    return ": ".join(found) or None
 
 
 async def fetch_explained(
@@ -63,4 +56,5 @@ async def fetch_explained(
             parts.append(detail)
         if status in (401, 403) and auth_hint:
             parts.append(auth_hint)
-        raise FetchError("; ".join(parts) + f" [{exc}]") from exc
+        where = f"HTTP {status} from {exc.url}" if exc.url and detail else str(exc)
+        raise FetchError("; ".join(parts) + f" [{where}]", status=status, body=exc.body, url=exc.url) from exc

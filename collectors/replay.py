@@ -167,12 +167,18 @@ def serve_replay(
         def log_message(self, *args: object) -> None:  # keep test output quiet
             return
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    with serving(ThreadingHTTPServer((host, port), Handler)) as url:
+        yield ReplayServer(url, seen)
+
+
+@contextmanager
+def serving(server: ThreadingHTTPServer) -> Iterator[str]:
+    """Run `server` in a thread for the block; its base URL inside."""
     # A short poll interval: shutdown() waits for the loop to notice, 0.5 s by default.
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
-        yield ReplayServer(f"http://{host}:{server.server_address[1]}", seen)
+        yield f"http://{server.server_address[0]}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

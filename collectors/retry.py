@@ -14,7 +14,7 @@ from typing import TypeVar
 import httpx
 
 from collectors.errors import FetchError
-from pricedb import clock
+from pricedb import clock, redact
 
 T = TypeVar("T")
 
@@ -26,7 +26,7 @@ class RetryableStatus(Exception):
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
-        super().__init__(f"HTTP {response.status_code} from {response.request.url}")
+        super().__init__(f"HTTP {response.status_code} from {redact.redact(str(response.request.url))}")
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,10 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, RetryableStatus):
         return str(exc)
     if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__}) on {exc.request.url}"
+        return f"timed out ({type(exc).__name__}) on {redact.redact(str(exc.request.url))}"
     if isinstance(exc, httpx.TransportError):
-        return f"{type(exc).__name__} on {exc.request.url}: {exc}"
-    return f"{type(exc).__name__}: {exc}"
+        return redact.redact(f"{type(exc).__name__} on {exc.request.url}: {exc}")
+    return redact.redact(f"{type(exc).__name__}: {exc}")
 
 
 async def with_retries(

@@ -4,6 +4,11 @@ One provider's timeout, HTTP error, parse error, implausible data or missing cre
 stops the others: it becomes that provider's `failed` (or `skipped`) run with the reason, its last
 good offers stay (and read as stale), and the rest carry on. FX is collected first, so the quotes
 of the same round are converted with the freshest rates.
+
+Every run ends: fetch and parse together run under one deadline (the collector's `deadline_s`,
+`GPUPRICE_<PROVIDER>_DEADLINE_S`), so an upstream that trickles a byte at a time fails its run
+with "deadline of N s exceeded" instead of holding `collect` (or a scheduler job) forever. Every
+text a run reports passes the one redaction point (`RunRecord`, pricedb.redact).
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import asyncio
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +26,7 @@ import httpx
 
 from collectors import fx_ecb
 from collectors.base import Collector, Fetched, Scope
-from collectors.errors import CollectorError, ImplausibleData, MissingCredentials, ParseError
+from collectors.errors import CollectorError, FetchError, ImplausibleData, MissingCredentials, ParseError
 from collectors.http import Http, make_client
 from collectors.registry import COLLECTORS
 from collectors.replay import Replay, ReplayTransport
@@ -32,6 +38,7 @@ from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord
 
 Progress = Callable[[str, str, str], None]  # (event, provider, detail); events: start, done
+FX_DEADLINE_S = 120.0  # one small XML file
 
 
 @dataclass
@@ -58,6 +65,25 @@ def _no_progress(event: str, provider: str, detail: str) -> None:
     return
 
 
+class Deadline:
+    """One run's time limit; `phase` says what was going on when it ran out."""
+
+    def __init__(self, provider: str, seconds: float) -> None:
+        self.provider, self.seconds, self.phase = provider, seconds, "fetching"
+
+    @asynccontextmanager
+    async def enforced(self) -> AsyncIterator[None]:
+        timer = asyncio.timeout(self.seconds)
+        try:
+            async with timer:
+                yield
+        except TimeoutError:
+            if not timer.expired():
+                raise  # a TimeoutError of some library, not the deadline
+            setting = f"GPUPRICE_{self.provider.upper()}_DEADLINE_S"
+            raise FetchError(f"deadline of {self.seconds:g} s exceeded while {self.phase} ({setting})") from None
+
+
 def _cleanup(fetched: Fetched | None) -> None:
     for raw in fetched.responses if fetched else ():
         if raw.path is not None:
@@ -69,7 +95,8 @@ async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no
     progress("start", fx_ecb.NAME, "ECB reference rates")
     status, error, rates = RunStatus.OK, None, []
     try:
-        async with make_client(settings, _transport(settings, fx_ecb.NAME)) as client:
+        deadline = Deadline(fx_ecb.NAME, settings.deadline_for(fx_ecb.NAME, FX_DEADLINE_S))
+        async with deadline.enforced(), make_client(settings, _transport(settings, fx_ecb.NAME)) as client:
             fetched = await fx_ecb.fetch(Http(client, fx_ecb.NAME, settings))
         rates = fx_ecb.parse(fetched)
     except CollectorError as exc:
@@ -89,9 +116,8 @@ async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no
         error=error,
     )
     run_id = await asyncio.to_thread(store.record_fx, record, rates)
-    summary = RunSummary(
-        fx_ecb.NAME, "daily", status, len(rates), 0, error, [], time.monotonic() - timer, settings.offline, run_id
-    )
+    seconds = time.monotonic() - timer
+    summary = RunSummary(fx_ecb.NAME, "daily", status, len(rates), 0, record.error, [], seconds, record.offline, run_id)
     progress("done", fx_ecb.NAME, status.value)
     return summary
 
@@ -126,18 +152,22 @@ async def run_provider(
     progress("start", name, scope.name)
     status, error = RunStatus.OK, None
     quotes, rejected, notes = [], [], []
+    rejected_offers: dict[tuple[str, str, str, str], str] = {}  # the store holds these at their last good price
     pricings = set(scope.pricings)
     fetched: Fetched | None = None
+    deadline = Deadline(name, settings.deadline_for(name, collector.deadline_s))
     with tempfile.TemporaryDirectory(prefix=f"gpuprice-{name}-") as workdir:
         try:
-            async with make_client(settings, _transport(settings, name)) as client:
-                http = Http(client, name, settings, workdir=Path(workdir))
-                fetched = await collector.fetch(http, scope)
-            notes.extend(fetched.notes)
-            for pricing, why in fetched.not_covered.items():
-                pricings.discard(pricing)
-                notes.append(f"{pricing.value} not collected: {why}")
-            parsed, refused = await asyncio.to_thread(collector.parse_report, fetched)
+            async with deadline.enforced():
+                async with make_client(settings, _transport(settings, name)) as client:
+                    http = Http(client, name, settings, workdir=Path(workdir))
+                    fetched = await collector.fetch(http, scope)
+                notes.extend(fetched.notes)
+                for pricing, why in fetched.not_covered.items():
+                    pricings.discard(pricing)
+                    notes.append(f"{pricing.value} not collected: {why}")
+                deadline.phase = "parsing"
+                parsed, refused = await asyncio.to_thread(collector.parse_report, fetched)
             parsed = [q for q in parsed if q.pricing in pricings]
             rejected = list(refused)
             notes.extend(_refused_notes(refused))
@@ -146,6 +176,7 @@ async def run_provider(
             stored_on_demand = await asyncio.to_thread(_stored_on_demand, store, name)
             quotes, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
             rejected += [r.as_record() for r in rejections]
+            rejected_offers = {r.quote.key: r.reason for r in rejections}
             if not quotes:
                 raise ImplausibleData(f"all {len(parsed)} quotes were rejected; first: {rejections[0].reason}")
         except MissingCredentials as exc:
@@ -171,6 +202,7 @@ async def run_provider(
         quotes=quotes,
         rejected=rejected,
         notes=notes,
+        rejected_offers=rejected_offers if status is RunStatus.OK else {},
     )
     run_id = await asyncio.to_thread(store.record_run, record)
     await asyncio.to_thread(write_current_exports, store, settings)
@@ -181,8 +213,8 @@ async def run_provider(
         status,
         len(quotes),
         len(rejected),
-        error,
-        notes,
+        record.error,
+        record.notes,
         time.monotonic() - timer,
         settings.offline,
         run_id,

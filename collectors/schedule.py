@@ -13,7 +13,6 @@ hit on the same second). Last-run state lives in DuckDB (`runs`), not in a job s
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC
 
@@ -25,10 +24,11 @@ from apscheduler.triggers.interval import IntervalTrigger
 from collectors.registry import COLLECTORS
 from collectors.runner import collect, run_fx, run_provider
 from pricedb import clock
+from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
-log = logging.getLogger("gpuprice.schedule")
+log = get_logger("gpuprice.schedule")
 
 ExtraJob = tuple[str, Callable[[], Awaitable[object]], BaseTrigger]
 

@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from pricedb.queries import Offer, coverage
+from pricedb.redact import redact
 from pricedb.sheet import iso_utc
 from pricedb.snapshot import snapshot_at
 from pricedb.store import PriceStore, utc_naive
@@ -236,6 +237,7 @@ def recent_digests(cur: duckdb.DuckDBPyConnection, count: int) -> list[dict[str,
 
 def record_delivery(store: PriceStore, day: date, target: str, at: datetime, error: str | None) -> None:
     status = "ok" if error is None else "failed"
+    error = redact(error) if error else error  # a webhook's answer may echo its URL (which holds its token)
     store.write([("INSERT INTO deliveries VALUES (?, ?, ?, ?, ?)", [day, target, utc_naive(at), status, error])])
 
 

@@ -1,4 +1,9 @@
-"""Read side of the store: current offers (with staleness) and each provider's state."""
+"""Read side of the store: current offers (with staleness) and each provider's state.
+
+An offer is stale when its provider's newest run covering its pricing failed or was skipped, when
+its newest successful one is too old, or when that run *held* it: the run's new quote for it was
+rejected by the sanity checks, so the offer keeps its last good observation, marked stale with the
+rejection's reason (`held_reason`), instead of disappearing as if withdrawn."""
 
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ class Offer:
     vcpus: int | None
     memory_gib: float | None
     stale: bool
+    held_reason: str | None = None  # why the newest quote was rejected, when the offer is held at its last good one
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -58,7 +64,27 @@ class Offer:
 
 
 OFFER_FIELDS = tuple(f.name for f in fields(Offer))
-assert OFFER_FIELDS[2:-1] == QUOTE_COLUMNS, "Offer must mirror the stored quote columns"
+STORED_FIELDS = OFFER_FIELDS[:-2]  # the columns of `offers` (and `observations`); the rest is judged on reading
+assert STORED_FIELDS[2:] == QUOTE_COLUMNS, "Offer must mirror the stored quote columns"
+
+# Per (provider, pricing): the newest successful run finished before the parameter. Its observations
+# and the offers it held are the market of that moment (pricedb.snapshot); `offers` holds them now.
+NEWEST_OK_RUNS_SQL = """
+    newest_ok AS (
+        SELECT provider, pricing, run_id FROM (
+            SELECT provider, pricing, run_id,
+                   row_number() OVER (PARTITION BY provider, pricing ORDER BY finished_at DESC, run_id DESC) AS recency
+            FROM (SELECT provider, unnest(pricings) AS pricing, run_id, finished_at
+                  FROM runs WHERE status = 'ok' AND finished_at < ?)
+        ) WHERE recency = 1
+    )
+"""
+
+_HELD_SQL = f"""
+    WITH {NEWEST_OK_RUNS_SQL}
+    SELECT h.provider, h.region, h.sku, h.pricing, h.reason
+    FROM held_offers h JOIN newest_ok n ON h.run_id = n.run_id AND h.provider = n.provider AND h.pricing = n.pricing
+"""
 
 # Per (provider, pricing): the newest run that covered it, and the newest successful one.
 _COVERAGE_SQL = """
@@ -109,11 +135,18 @@ def coverage(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> 
     }
 
 
-def offer_from_row(row: tuple[Any, ...], stale: bool) -> Offer:
-    values = dict(zip(OFFER_FIELDS[:-1], row, strict=True))
+def held_offers(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> dict[tuple[str, str, str, str], str]:
+    """The offers held at their last good observation as of `before` (default: now), with the reason
+    their newest quote was rejected: those the newest successful run of their (provider, pricing) held."""
+    rows = cur.execute(_HELD_SQL, [before or datetime.max]).fetchall()
+    return {(provider, region, sku, pricing): reason for provider, region, sku, pricing, reason in rows}
+
+
+def offer_from_row(row: tuple[Any, ...], stale: bool, held_reason: str | None = None) -> Offer:
+    values = dict(zip(STORED_FIELDS, row, strict=True))
     steps = values["price_steps"]
     values["price_steps"] = tuple(PriceStep(**s) for s in json.loads(steps)) if steps else ()
-    return Offer(**values, stale=stale)
+    return Offer(**values, stale=stale or held_reason is not None, held_reason=held_reason)
 
 
 @dataclass(frozen=True)
@@ -125,14 +158,14 @@ class CurrentOffers:
 
 def current_offers(cur: duckdb.DuckDBPyConnection, now: datetime) -> CurrentOffers:
     """Every current offer, with `stale` judged at `now` (naive UTC)."""
-    cover = coverage(cur)
-    columns = ", ".join(OFFER_FIELDS[:-1])
+    cover, held = coverage(cur), held_offers(cur)
+    columns = ", ".join(STORED_FIELDS)
     rows = cur.execute(f"SELECT {columns} FROM offers ORDER BY provider, region, sku, pricing").fetchall()
     offers: list[Offer] = []
     for row in rows:
         entry = cover.get((row[2], row[10]))
         stale = entry.is_stale(now) if entry is not None else True
-        offers.append(offer_from_row(row, stale))
+        offers.append(offer_from_row(row, stale, held.get((row[2], row[3], row[4], row[10]))))
     upcoming = [m for c in cover.values() if (m := c.stale_from()) is not None and m > now and c.last_status == "ok"]
     as_of = max((o.observed_at for o in offers), default=None)
     return CurrentOffers(offers, as_of, min(upcoming, default=None))
@@ -150,6 +183,7 @@ class ProviderState:
     last_success_at: datetime | None
     offers: int
     stale_offers: int
+    held_offers: int  # of the stale ones: held at their last good price, their newest quote rejected
     stale: bool
 
 
@@ -185,6 +219,7 @@ def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[s
                 last_success_at=ok_at,
                 offers=len(mine),
                 stale_offers=stale_count,
+                held_offers=sum(o.held_reason is not None for o in mine),
                 stale=bool(mine) and stale_count > 0,
             )
         )

@@ -124,6 +124,27 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             for column, kind in (("vcpus", "INTEGER"), ("memory_gib", "DOUBLE"))
         ],
     ),
+    (
+        4,
+        "offers a successful run held at their last good observation because it rejected their new quote",
+        [
+            # Append-only like `observations`: a row per run that held an offer. The offers of a moment
+            # are the observations of each (provider, pricing)'s newest successful run plus those it
+            # held (pricedb.snapshot); `offers` keeps the held observation's row as it was.
+            """
+            CREATE TABLE held_offers (
+                run_id BIGINT NOT NULL,           -- the successful run that rejected the new quote
+                observation_id BIGINT NOT NULL,   -- the last good observation, still shown
+                provider VARCHAR NOT NULL,
+                region VARCHAR NOT NULL,
+                sku VARCHAR NOT NULL,
+                pricing VARCHAR NOT NULL,
+                reason VARCHAR NOT NULL,          -- why the new quote was rejected
+                PRIMARY KEY (run_id, provider, region, sku, pricing)
+            )
+            """,
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come

@@ -3,7 +3,8 @@
 Per-provider settings follow one naming pattern so that a new collector needs no new field here:
 `GPUPRICE_<PROVIDER>_BASE_URL`, `GPUPRICE_<PROVIDER>_REGIONS` (comma list),
 `GPUPRICE_<PROVIDER>_INTERVAL_MINUTES` (or `_<SCOPE>_INTERVAL_MINUTES` for a provider with several
-schedules, e.g. `GPUPRICE_AWS_SPOT_INTERVAL_MINUTES`) and `GPUPRICE_<PROVIDER>_STALE_AFTER_MINUTES`.
+schedules, e.g. `GPUPRICE_AWS_SPOT_INTERVAL_MINUTES`), `GPUPRICE_<PROVIDER>_STALE_AFTER_MINUTES` and
+`GPUPRICE_<PROVIDER>_DEADLINE_S` (the whole run's time limit; default: the collector's `deadline_s`).
 They are gathered from the environment into the dict fields below, which tests may also pass directly.
 """
 
@@ -11,12 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pricedb import redact
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,6 +29,7 @@ _PER_PROVIDER_SUFFIXES = {
     "_REGIONS": "regions",
     "_INTERVAL_MINUTES": "intervals",
     "_STALE_AFTER_MINUTES": "stale_after",
+    "_DEADLINE_S": "deadlines",
 }
 
 
@@ -49,6 +54,8 @@ class Settings(BaseSettings):
     retry_attempts: int = 4
     retry_base_delay_s: float = 1.0
     retry_max_delay_s: float = 60.0
+    # A body read whole (not streamed to a file) larger than this fails the run: memory stays bounded.
+    http_max_body_mb: float = Field(default=64.0, gt=0)
 
     # Scheduling defaults; per-provider values live in `intervals`.
     default_interval_minutes: int = 24 * 60
@@ -61,6 +68,7 @@ class Settings(BaseSettings):
     regions: dict[str, list[str]] = Field(default_factory=dict)
     intervals: dict[str, int] = Field(default_factory=dict)
     stale_after: dict[str, int] = Field(default_factory=dict)
+    deadlines: dict[str, float] = Field(default_factory=dict)  # seconds, for the whole run
 
     # Credentials (providers' own standard variables are honoured as well).
     aws_access_key_id: SecretStr | None = None  # botocore's chain also reads AWS_* and ~/.aws
@@ -170,6 +178,14 @@ class Settings(BaseSettings):
                 data = {**data, field: {**found, **(data.get(field) or {})}}
         return data
 
+    def model_post_init(self, context: Any) -> None:
+        redact.learn_settings(self)  # every credential held here is masked wherever text leaves
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
+        copy = super().model_copy(update=update, deep=deep)
+        redact.learn_settings(copy)  # a copy skips model_post_init, and may bring new credentials
+        return copy
+
     # ----- derived values -------------------------------------------------------------------
     @property
     def export_path(self) -> Path:
@@ -190,6 +206,14 @@ class Settings(BaseSettings):
             if key in self.intervals:
                 return int(self.intervals[key])
         return default_minutes
+
+    @property
+    def http_max_body_bytes(self) -> int:
+        return int(self.http_max_body_mb * 1024 * 1024)
+
+    def deadline_for(self, provider: str, default_s: float) -> float:
+        """The time one run of `provider` may take, fetch and parse together."""
+        return float(self.deadlines.get(provider, default_s))
 
     def stale_after_minutes(self, provider: str, interval_minutes: int) -> int:
         """A provider's offers go stale when its last success is older than this (default 2×)."""

@@ -1,14 +1,16 @@
 """The market as it was at a moment, rebuilt from the append-only observations.
 
 The current `offers` table is what you get by replaying every run in order: each successful run
-replaces its provider's offers for the pricings it covered; a failed or skipped run changes nothing.
-A snapshot at `cutoff` replays the same rule on the runs finished before it, so for each
-(provider, pricing) it holds exactly the observations of the newest successful run covering that
-pricing. That means, precisely:
+replaces its provider's offers for the pricings it covered, except those it *held* (their new quote
+was rejected by the sanity checks: they keep their last good observation); a failed or skipped run
+changes nothing. A snapshot at `cutoff` replays the same rule on the runs finished before it, so for
+each (provider, pricing) it holds exactly the observations of the newest successful run covering
+that pricing, plus the observations that run held. That means, precisely:
 
-- an offer's row is its latest observation from a successful run finished before `cutoff`;
+- an offer's row is its latest accepted observation from a successful run finished before `cutoff`;
 - an offer that a later successful run covering its provider and pricing no longer listed (before
-  `cutoff`) is gone: it had been withdrawn;
+  `cutoff`) is gone: it had been withdrawn; one whose new quote was rejected stays, stale, with the
+  rejection's reason (`held_reason`);
 - a provider whose later runs failed or were skipped keeps its last good offers, marked stale as
   judged at `cutoff` (by the runs known then).
 """
@@ -20,22 +22,20 @@ from datetime import date, datetime, time, timedelta
 
 import duckdb
 
-from pricedb.queries import OFFER_FIELDS, Offer, coverage, offer_from_row
+from pricedb.queries import NEWEST_OK_RUNS_SQL, STORED_FIELDS, Offer, coverage, held_offers, offer_from_row
 
+_COLUMNS = ", ".join("o." + f for f in STORED_FIELDS)
 _SNAPSHOT_SQL = f"""
-    WITH covering AS (
-        SELECT provider, unnest(pricings) AS pricing, run_id, finished_at
-        FROM runs WHERE status = 'ok' AND finished_at < ?
-    ),
-    ranked AS (
-        SELECT provider, pricing, run_id,
-               row_number() OVER (PARTITION BY provider, pricing ORDER BY finished_at DESC, run_id DESC) AS recency
-        FROM covering
-    )
-    SELECT {", ".join("o." + f for f in OFFER_FIELDS[:-1])}
+    WITH {NEWEST_OK_RUNS_SQL}
+    SELECT {_COLUMNS}
     FROM observations o
-    JOIN ranked r ON r.recency = 1 AND o.run_id = r.run_id AND o.provider = r.provider AND o.pricing = r.pricing
-    ORDER BY o.provider, o.region, o.sku, o.pricing
+    JOIN newest_ok n ON o.run_id = n.run_id AND o.provider = n.provider AND o.pricing = n.pricing
+    UNION ALL
+    SELECT {_COLUMNS}
+    FROM held_offers h
+    JOIN newest_ok n ON h.run_id = n.run_id AND h.provider = n.provider AND h.pricing = n.pricing
+    JOIN observations o ON o.observation_id = h.observation_id
+    ORDER BY provider, region, sku, pricing
 """
 
 
@@ -56,11 +56,12 @@ def snapshot_at(cur: duckdb.DuckDBPyConnection, cutoff: datetime, now: datetime 
     """Offers as they stood just before `cutoff` (naive UTC); staleness judged at the earlier of
     `cutoff` and `now`, from the runs known by then."""
     judged_at = min(cutoff, now) if now is not None else cutoff
-    cover = coverage(cur, before=cutoff)
+    cover, held = coverage(cur, before=cutoff), held_offers(cur, before=cutoff)
     offers = []
     for row in cur.execute(_SNAPSHOT_SQL, [cutoff]).fetchall():
         entry = cover.get((row[2], row[10]))
-        offers.append(offer_from_row(row, entry.is_stale(judged_at) if entry is not None else True))
+        stale = entry.is_stale(judged_at) if entry is not None else True
+        offers.append(offer_from_row(row, stale, held.get((row[2], row[3], row[4], row[10]))))
     last = cur.execute("SELECT max(finished_at) FROM runs WHERE finished_at < ?", [cutoff]).fetchone()
     as_of = max((o.observed_at for o in offers), default=None)
     return Snapshot(cutoff, offers, as_of, last[0] if last else None)

@@ -4,6 +4,11 @@ DuckDB allows one read-write process, so `gpuprice serve` opens the only `PriceS
 request or job works on its own `cursor()`. Writes are serialized by a lock; each provider's run
 lands in one transaction, so readers never see half a run, and a failed run writes its status and
 error but no quotes (the provider's previous offers stay in `offers`, and read as stale).
+
+A successful run replaces its provider's offers for the pricings it covered. An offer it no longer
+lists is withdrawn; an offer whose new quote it rejected (`RunRecord.rejected_offers`) is *held*:
+it keeps its last good observation, recorded in `held_offers` with the reason, and reads as stale.
+The run's notes say how many it withdrew and held.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
+from pricedb.redact import learn_settings, redact
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
 
@@ -44,7 +50,26 @@ class RunRecord:
     error: str | None = None
     quotes: Sequence[Quote] = ()
     rejected: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the store adds what the run withdrew and held
+    # Offers whose quote in this run the sanity checks rejected: (provider, region, sku, pricing) → why.
+    rejected_offers: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Every text a run carries passes the one redaction point (pricedb.redact) here, before the
+        store writes it and before the runner's summary (which `gpuprice collect` prints) reads it."""
+        self.error = redact(self.error) if self.error else self.error
+        self.notes = [redact(note) for note in self.notes]
+        self.rejected = [{key: redact(value) for key, value in r.items()} for r in self.rejected]
+        self.rejected_offers = {key: redact(reason) for key, reason in self.rejected_offers.items()}
+        self.quotes = [_redacted_quote(quote) for quote in self.quotes]
+
+
+def _redacted_quote(quote: Quote) -> Quote:
+    """A quote's texts keep their query strings (a source URL's filter is information) but no credential."""
+    url, notes = redact(quote.source_url, keep_query=True), quote.notes and redact(quote.notes, keep_query=True)
+    if url == quote.source_url and notes == quote.notes:
+        return quote
+    return quote.model_copy(update={"source_url": url, "notes": notes})
 
 
 def utc_naive(moment: datetime) -> datetime:
@@ -57,6 +82,7 @@ def utc_naive(moment: datetime) -> datetime:
 class PriceStore:
     def __init__(self, settings: Settings, path: Path | str | None = None, read_only: bool = False) -> None:
         self.settings = settings
+        learn_settings(settings)
         self.path = Path(path if path is not None else settings.db)
         self.read_only = read_only
         if not read_only:
@@ -150,7 +176,7 @@ class PriceStore:
     # ----- price runs -----------------------------------------------------------------------
     def record_run(self, run: RunRecord) -> int:
         """Write one provider run in one transaction; on success its quotes replace the
-        provider's current offers for the pricings the run covered."""
+        provider's current offers for the pricings the run covered, except those it held."""
         fx = self.fx_table()
         rows = (
             [self._observation_row(quote, run.offline, fx) for quote in run.quotes]
@@ -158,10 +184,14 @@ class PriceStore:
             else []
         )
         placeholders = ", ".join("?" for _ in QUOTE_COLUMNS)
+        covered = sorted(p.value for p in run.pricings)
         with self._write_lock:
             cur = self.cursor()
             cur.begin()
             try:
+                held: list[tuple[int, tuple[str, str, str, str], str]] = []
+                if run.status is RunStatus.OK:
+                    held = self._replaced_offers(cur, run, covered)
                 run_id = self._insert_run(cur, run, quote_count=len(rows))
                 if run.status is RunStatus.OK:
                     cur.executemany(
@@ -169,16 +199,43 @@ class PriceStore:
                         rows,
                     )
                     cur.execute(
-                        "DELETE FROM offers WHERE provider = ? AND list_contains(?, pricing)",
-                        [run.provider, sorted(p.value for p in run.pricings)],
+                        "DELETE FROM offers WHERE provider = ? AND list_contains(?, pricing) "
+                        "AND NOT list_contains(?, observation_id)",
+                        [run.provider, covered, [observation_id for observation_id, _, _ in held]],
                     )
                     cur.execute("INSERT INTO offers SELECT * FROM observations WHERE run_id = ?", [run_id])
+                    if held:
+                        cur.executemany(
+                            "INSERT INTO held_offers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [[run_id, observation_id, *key, reason] for observation_id, key, reason in held],
+                        )
                 cur.commit()
             except Exception:
                 cur.rollback()
                 raise
             self.version += 1
         return run_id
+
+    def _replaced_offers(
+        self, cur: duckdb.DuckDBPyConnection, run: RunRecord, covered: list[str]
+    ) -> list[tuple[int, tuple[str, str, str, str], str]]:
+        """The offers this run holds, as (observation id, key, reason): listed before, not accepted
+        now, their new quote rejected. Adds to the run's notes how many it held and withdrew."""
+        listed = cur.execute(
+            "SELECT observation_id, region, sku, pricing FROM offers WHERE provider = ? AND list_contains(?, pricing)",
+            [run.provider, covered],
+        ).fetchall()
+        accepted = {quote.key for quote in run.quotes}
+        gone = [(o, (run.provider, r, s, p)) for o, r, s, p in listed if (run.provider, r, s, p) not in accepted]
+        held = [(o, key, run.rejected_offers[key]) for o, key in gone if key in run.rejected_offers]
+        if held:
+            run.notes.append(
+                f"held {len(held)} offer(s) at their last good price, stale: their new quote was rejected "
+                "(see the run's rejections)"
+            )
+        if len(gone) > len(held):
+            run.notes.append(f"withdrew {len(gone) - len(held)} offer(s) the source no longer lists")
+        return held
 
     def _insert_run(self, cur: duckdb.DuckDBPyConnection, run: RunRecord, quote_count: int) -> int:
         row = cur.execute("SELECT nextval('run_ids')").fetchone()

@@ -19,7 +19,7 @@ from collectors.base import Collector, Fetched, RawResponse
 from collectors.http import Http, make_client
 from collectors.replay import Replay
 from collectors.runner import RunSummary, collect
-from pricedb import clock
+from pricedb import clock, redact
 from pricedb.fx import FxTable
 from pricedb.models import FxRate
 from pricedb.settings import Settings
@@ -84,9 +84,12 @@ def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's GPUPRICE_* settings or cloud credentials."""
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Tests never see the developer's GPUPRICE_* settings or cloud credentials, nor the credentials
+    an earlier test taught the redaction point (which would mask words in this test's texts)."""
     _isolate(monkeypatch)
+    yield
+    redact.forget_all()
 
 
 def make_settings(folder: Path, **overrides: object) -> Settings:

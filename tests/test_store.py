@@ -192,7 +192,7 @@ def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monke
     monkeypatch.undo()
 
     upgraded = PriceStore(settings)
-    assert upgraded.schema_version() == 3
+    assert upgraded.schema_version() == schema.MIGRATIONS[-1][0]  # 3 and every later one
     for table in ("observations", "offers"):
         columns = [c[0] for c in upgraded.cursor().execute(f"DESCRIBE {table}").fetchall()]
         assert columns[-2:] == ["vcpus", "memory_gib"] and columns[2:] == list(schema.QUOTE_COLUMNS)

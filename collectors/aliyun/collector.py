@@ -85,6 +85,7 @@ class AliyunCollector(Collector):
     )
     billing_increment_s: ClassVar[int] = 1  # pay-as-you-go and spot are billed per second (按秒计费, 按小时出账)
     billing_minimum_s: ClassVar[int] = 0
+    deadline_s: ClassVar[float] = 600.0  # signed calls per region and charge type
 
     def regions(self) -> list[str]:
         return self.settings.regions_for(PROVIDER, list(DEFAULT_REGIONS))

@@ -24,14 +24,16 @@ _CODE = re.compile(r'"code"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _MSG = re.compile(r'"msg"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
-def api_error(code: str, msg: str, label: str) -> FetchError:
+def api_error(code: str, msg: str, label: str, http_error: FetchError | None = None) -> FetchError:
+    """AutoDL's code and message first; for an HTTP error, the status, URL and words after them."""
+    answered = f" [{http_error}]" if http_error is not None else ""
     if code == EXPIRED:
         return FetchError(
             f"AutoDL refused the login token on {label} ({code}: {msg}): it has expired or is not a login "
             "token; log in at autodl.com again, copy the request's Authorization value and update "
-            "GPUPRICE_AUTODL_TOKEN"
+            f"GPUPRICE_AUTODL_TOKEN{answered}"
         )
-    return FetchError(f"AutoDL API error on {label}: {code}: {msg}")
+    return FetchError(f"AutoDL API error on {label}: {code}: {msg}".rstrip(": ") + answered)
 
 
 def machine_list_body(signs: list[str], gpu_names: list[str], page: int) -> dict[str, Any]:
@@ -68,10 +70,11 @@ async def call(http: Http, method: str, url: str, token: str, label: str, body: 
     try:
         raw = await http.fetch(method, url, label=label, headers=headers, **kwargs)
     except FetchError as exc:
-        code, msg = _CODE.search(str(exc)), _MSG.search(str(exc))
+        said = exc.body or str(exc)
+        code, msg = _CODE.search(said), _MSG.search(said)
         if code is None:
             raise
-        raise api_error(code.group(1), msg.group(1) if msg else "", label) from exc
+        raise api_error(code.group(1), msg.group(1) if msg else "", label, exc) from exc
     answer = raw.json()
     if not isinstance(answer, dict) or "code" not in answer:
         found = ", ".join(map(str, answer)) if isinstance(answer, dict) else type(answer).__name__

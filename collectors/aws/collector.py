@@ -46,6 +46,8 @@ class AwsCollector(Collector):
     )
     billing_increment_s: ClassVar[int] = BILLING_INCREMENT_S
     billing_minimum_s: ClassVar[int] = BILLING_MINIMUM_S
+    # The list prices are one streamed price file of hundreds of MB per region.
+    deadline_s: ClassVar[float] = 45 * 60.0
 
     def regions(self) -> list[str]:
         return self.settings.regions_for(PROVIDER, list(DEFAULT_REGIONS))

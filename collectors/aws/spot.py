@@ -49,7 +49,7 @@ from collectors.aws.common import A100_INSTANCE_TYPES, make_quote
 from collectors.base import RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http, Signer
-from pricedb import clock
+from pricedb import clock, redact
 from pricedb.models import Pricing, Quote
 from pricedb.settings import Settings
 
@@ -93,6 +93,7 @@ def resolve_credentials(settings: Settings) -> tuple[ReadOnlyCredentials | None,
         raise FetchError(f"could not read AWS credentials: {exc}") from exc
     if frozen is None or not frozen.access_key or not frozen.secret_key:
         return None, NO_CREDENTIALS
+    redact.learn(frozen.access_key, frozen.secret_key, frozen.token)  # from ~/.aws or a role: no setting knows them
     return frozen, found.method
 
 
@@ -159,7 +160,7 @@ async def fetch_region(http: Http, region: str, credentials: ReadOnlyCredentials
                 headers={"Content-Type": FORM_CONTENT_TYPE},
             )
         except FetchError as exc:
-            error = ec2_error(str(exc))
+            error = ec2_error(exc.body or str(exc))
             if error is None:
                 raise
             raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}") from exc

@@ -59,7 +59,6 @@ the cadence.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,10 +73,11 @@ from collectors.errors import ParseError
 from collectors.http import Http
 from pricedb.gpus import identify
 from pricedb.models import Pricing, Quote, Unit
+from pricedb.redact import get_logger
 
 __all__ = ["AzureCollector"]
 
-log = logging.getLogger("gpuprice.collectors.azure")
+log = get_logger("gpuprice.collectors.azure")
 
 
 @dataclass
@@ -95,6 +95,7 @@ class AzureCollector(Collector):
     scopes = (Scope("all", pricings, 24 * 60),)
     billing_increment_s: ClassVar[int] = 1
     billing_minimum_s: ClassVar[int] = 0
+    deadline_s: ClassVar[float] = 600.0  # every region's A100 meters, page by page
 
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         regions = self.settings.regions_for(self.name, [])  # none: one walk over every region

@@ -61,7 +61,7 @@ async def _get_page(http: Http, url: str, label: str) -> RawResponse:
     try:
         return await http.get(url, label=label)
     except FetchError as exc:
-        message = api_error_message(str(exc))
+        message = api_error_message(exc.body or str(exc))
         if message is None:
             raise
         raise FetchError(f"Azure Retail Prices API refused {label} ({message}); is the $filter valid? {exc}") from exc

@@ -42,7 +42,6 @@ most once every 30 days and list prices rarely.
 
 from __future__ import annotations
 
-import logging
 from typing import ClassVar
 
 from pydantic import ValidationError
@@ -55,10 +54,11 @@ from collectors.gcp.skus import Component, Part, classify, fetched_at, skus_of
 from collectors.http import Http
 from pricedb.gpus import identify
 from pricedb.models import Pricing, Quote, Unit
+from pricedb.redact import get_logger
 
 __all__ = ["GcpCollector"]
 
-log = logging.getLogger("gpuprice.collectors.gcp")
+log = get_logger("gpuprice.collectors.gcp")
 
 PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.SPOT, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y})
 TERM_YEARS = {Pricing.RESERVED_1Y: 1, Pricing.RESERVED_3Y: 3}
@@ -72,6 +72,7 @@ class GcpCollector(Collector):
     scopes = (Scope("all", PRICINGS, 24 * 60),)
     billing_increment_s: ClassVar[int] = 1
     billing_minimum_s: ClassVar[int] = 60
+    deadline_s: ClassVar[float] = 600.0  # about ten pages of 5000 SKUs
 
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         key = self.settings.gcp_api_key

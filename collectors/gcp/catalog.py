@@ -2,15 +2,14 @@
 the API key kept out of everything that is stored, logged or raised.
 
 The key travels as the `key` query parameter (the API's documented way for API keys). The URL a
-page is recorded under (`RawResponse.url`, hence every quote's `source_url`) is built without it;
-errors are rewritten before they leave this module, and a logging filter masks `key=` in the
-`httpx` logger's request lines, the one library that logs URLs.
+page is recorded under (`RawResponse.url`, hence every quote's `source_url`) is built without it.
+Errors and log lines pass the one redaction point (pricedb.redact), which knows the key (a setting)
+and masks any `key=` query value besides.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import re
 from dataclasses import replace
 from urllib.parse import urlencode
@@ -21,32 +20,13 @@ from pydantic import SecretStr
 from collectors.base import RawResponse
 from collectors.errors import CollectorError, FetchError, ParseError
 from collectors.http import Http
+from pricedb import redact
 
 SERVICE_ID = "6F81-5844-456A"  # Compute Engine
 SKUS_URL = f"https://cloudbilling.googleapis.com/v1/services/{SERVICE_ID}/skus"
 PAGE_SIZE = 5000  # the API's maximum
 MAX_PAGES = 100  # Compute Engine has tens of thousands of SKUs: about ten pages of 5000
 KEY_SETTING = "GPUPRICE_GCP_API_KEY"
-
-_KEY_IN_URL = re.compile(r"([?&]key=)[^&\s'\"#]+")
-
-
-def redact(text: str, key: str | None) -> str:
-    """`text` with the key, and any `key=` query value, masked."""
-    if key:
-        text = text.replace(key, "***")
-    return _KEY_IN_URL.sub(r"\1***", text)
-
-
-class _RedactKeyFilter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(redact(str(a), None) if "key=" in str(a) else a for a in record.args)
-        record.msg = redact(str(record.msg), None)
-        return True
-
-
-logging.getLogger("httpx").addFilter(_RedactKeyFilter())
 
 
 def page_params(token: str | None) -> dict[str, str]:
@@ -85,8 +65,8 @@ async def _get(http: Http, token: str | None, key: str | None, label: str) -> Ra
         raw = await http.get(SKUS_URL, label=label, params=params)
         return replace(raw, url=page_url(token))  # the URL as recorded: without the key
     except (CollectorError, httpx.HTTPError) as exc:
-        message = redact(str(exc), key)
-        said = google_error(message)
+        message = redact.redact(str(exc))  # the key is a setting, so `redact` knows it
+        said = google_error(getattr(exc, "body", None) or message)
         if said:
             message = f"Cloud Billing Catalog API refused {label} ({said}); check {KEY_SETTING}. {message}"
         kind = type(exc) if isinstance(exc, CollectorError) else FetchError

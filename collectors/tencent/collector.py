@@ -43,6 +43,7 @@ class TencentCollector(Collector):
     )
     billing_increment_s: ClassVar[int] = BILLING_INCREMENT_S
     billing_minimum_s: ClassVar[int] = 0
+    deadline_s: ClassVar[float] = 600.0  # signed calls per region and charge type
 
     def regions(self) -> list[str]:
         return self.settings.regions_for(self.name, list(DEFAULT_REGIONS))

@@ -51,7 +51,6 @@ Scope: one, `all` (on_demand, spot), hourly: a live market.
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -66,10 +65,11 @@ from collectors.vast.offers import Group, Listing, plausible, read_offer
 from collectors.vast.query import BUNDLES_URL, LIMIT, SEARCH_TYPE, search
 from pricedb.gpus import MODEL_FACTS
 from pricedb.models import Availability, Pricing, Quote, Unit
+from pricedb.redact import get_logger
 
 __all__ = ["VastCollector"]
 
-log = logging.getLogger("gpuprice.collectors.vast")
+log = get_logger("gpuprice.collectors.vast")
 
 PRICING_OF_LABEL = {label: pricing for pricing, label in SEARCH_TYPE.items()}
 

@@ -64,7 +64,7 @@ async def search(http: Http, pricing: Pricing, countries: list[str], api_key: st
             "POST", BUNDLES_URL, label=label, content=json_bytes(search_body(pricing, countries)), headers=headers
         )
     except FetchError as exc:
-        message = api_message(str(exc))
+        message = api_message(exc.body or str(exc))
         if message is None:
             raise
         hint = ""

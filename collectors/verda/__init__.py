@@ -46,6 +46,7 @@ from collectors.errors import CollectorError, MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.jsonapi import fetch_explained
 from collectors.verda.offers import PROVIDER, a100_types, availability, build_quotes, periods
+from pricedb import redact
 from pricedb.models import Pricing, Quote
 
 __all__ = ["VerdaCollector"]
@@ -149,4 +150,5 @@ async def access_token(http: Http, client_id: str, client_secret: str) -> str:
     kind = answer.get("token_type", "Bearer")
     if str(kind).lower() != "bearer":
         raise ParseError(f"{TOKEN_URL}: token_type {kind!r}, expected Bearer")
+    redact.learn(token)  # a credential no setting holds: an error body echoing it must not leak it
     return token
