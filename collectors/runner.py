@@ -26,7 +26,8 @@ from collectors.registry import COLLECTORS
 from collectors.replay import Replay, ReplayTransport
 from collectors.sanity import check_quotes
 from pricedb import clock
-from pricedb.export import write_current_exports
+from pricedb.export import ExportFailed, write_current_exports
+from pricedb.files import workdir_prefix
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord
@@ -46,6 +47,7 @@ class RunSummary:
     seconds: float = 0.0
     offline: bool = False
     run_id: int | None = None
+    export_error: str | None = None  # the price sheets could not be written after this run
 
 
 def _transport(settings: Settings, provider: str) -> httpx.AsyncBaseTransport | None:
@@ -118,6 +120,20 @@ def _stored_on_demand(store: PriceStore, provider: str) -> dict[tuple[str, str, 
     return {(p, r, s): float(c) for p, r, s, c in rows}
 
 
+async def _write_exports(store: PriceStore, settings: Settings, run_id: int) -> str | None:
+    """Write the price sheets after a run, which is already stored: a failure (folder not writable,
+    disk full) is recorded on the run and returned, and the next providers' runs carry on."""
+    try:
+        await asyncio.to_thread(write_current_exports, store, settings)
+        error = None
+    except ExportFailed as exc:
+        error = str(exc)
+    except Exception as exc:  # a bug in a writer must not take the other providers' runs with it
+        error = f"price sheets not written to {settings.export_path}: unexpected {type(exc).__name__}: {exc}"
+    await asyncio.to_thread(store.record_export, run_id, error)
+    return error
+
+
 async def run_provider(
     collector: Collector, scope: Scope, store: PriceStore, settings: Settings, progress: Progress = _no_progress
 ) -> RunSummary:
@@ -128,7 +144,7 @@ async def run_provider(
     quotes, rejected, notes = [], [], []
     pricings = set(scope.pricings)
     fetched: Fetched | None = None
-    with tempfile.TemporaryDirectory(prefix=f"gpuprice-{name}-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=workdir_prefix(name)) as workdir:
         try:
             async with make_client(settings, _transport(settings, name)) as client:
                 http = Http(client, name, settings, workdir=Path(workdir))
@@ -173,7 +189,7 @@ async def run_provider(
         notes=notes,
     )
     run_id = await asyncio.to_thread(store.record_run, record)
-    await asyncio.to_thread(write_current_exports, store, settings)
+    export_error = await _write_exports(store, settings, run_id)
     progress("done", name, status.value)
     return RunSummary(
         name,
@@ -186,6 +202,7 @@ async def run_provider(
         time.monotonic() - timer,
         settings.offline,
         run_id,
+        export_error,
     )
 
 
