@@ -12,7 +12,7 @@ from api.cheapest_estimate import EstimateJudge
 from api.filters import CheapestParams, EstimateParams, OfferFilters, OffersParams, known_providers
 from api.history import day_snapshot
 from api.state import AppState, dumps
-from pricedb.queries import CurrentOffers, Offer, last_export, provider_states
+from pricedb.queries import CurrentOffers, Offer, provider_states
 from pricedb.settings import Settings
 from pricedb.sheet import SHEET_COLUMNS, sheet_value
 
@@ -166,12 +166,11 @@ def providers_answer(state: AppState) -> bytes:
 
 
 def health_answer(state: AppState) -> bytes:
-    """Cheap: current offers are cached until the data changes; the last export attempt is one
-    row of the small `runs` table. `degraded` (with the reasons in `problems`) when the last write
-    to the database or to the export files failed: the API answers, but what it and the sheets
-    say is ageing."""
+    """Cheap: current offers and the last export attempt are read again only after a write.
+    `degraded` (with the reasons in `problems`) when the last write to the database or to the
+    export files failed: the API answers, but what it and the sheets say is ageing."""
     current = state.current()
-    export = last_export(state.store.cursor())
+    export = state.store.last_export()
     problems = [p for p in (state.store.write_problem, export.error if export else None) if p]
     return dumps(
         {

@@ -26,6 +26,7 @@ from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
+from pricedb.queries import ExportAttempt, last_export
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
 from pricedb.storefaults import StoreBusy, StoreUnavailable, explain
@@ -118,6 +119,7 @@ class PriceStore:
         self.version = 0  # bumped after every committed write; the API caches answers on it
         # Why the last write failed (disk full, file made read-only), until a write succeeds: /healthz shows it.
         self.write_problem: str | None = None
+        self._last_export: tuple[int, ExportAttempt | None] = (-1, None)  # (version read at, attempt)
         if not read_only:
             try:
                 self.migrate()
@@ -250,6 +252,16 @@ class PriceStore:
                 raise
             self.version += 1
         return run_id
+
+    def last_export(self) -> ExportAttempt | None:
+        """The newest attempt to write the export files, read again only after a write (/healthz
+        asks for it on every probe; `version` moves with every write, this one's included)."""
+        version, memo = self._last_export
+        if version != self.version:
+            version = self.version
+            memo = last_export(self.cursor())
+            self._last_export = (version, memo)
+        return memo
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:
