@@ -153,6 +153,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
     try:
         summaries = asyncio.run(collect(store, settings, args.providers or None, progress=progress))
+        exports = store.last_export()  # runs end in any order: the sheets are what the last attempt left
     finally:
         store.close()
     payload = [
@@ -170,8 +171,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         }
         for s in summaries
     ]
-    # Runs finish in any order: the exports' state is what the last attempt left.
-    export_error = max(summaries, key=lambda s: s.run_id or 0).export_error if summaries else None
+    export_error = exports.error if exports else None
     _emit(
         args,
         {"runs": payload, "exports": str(settings.export_path), "export_error": export_error},
