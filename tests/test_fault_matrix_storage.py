@@ -350,12 +350,15 @@ def test_query_commands_find_the_server_wherever_it_listens(
         assert (address.host, address.port, address.url) == ("127.0.0.1", port, f"http://127.0.0.1:{port}")
         recorded = json.loads(server_address.address_file(served_copy).read_text())
         assert set(recorded) == {"host", "port", "pid", "started_at", "url"}
-        db = str(served_copy)
+        db, today = str(served_copy), clock.now().date().isoformat()
         for argv, path in (
             (["providers", "--json"], "/providers"),
             (["cheapest", "--mem", "60GB", "--hours", "200", "--json"], "/cheapest?mem=60GB&hours=200"),
             (["offers", "--provider", "azure", "--json"], "/offers?provider=azure"),
-            (["history", "--provider", "lambda", "--json"], "/offers/history?provider=lambda"),
+            (
+                ["history", "--provider", "lambda", "--since", "2000-01-01", "--until", today, "--json"],
+                f"/offers/history?provider=lambda&since=2000-01-01&until={today}",
+            ),  # fixed: no "now" in the echo
         ):
             assert cli([*argv, "--db", db]) == 0, capsys.readouterr().err
             assert json.loads(capsys.readouterr().out) == httpx.get(f"{address.url}{path}").json()
@@ -424,6 +427,8 @@ def test_leftovers_of_dead_processes_are_removed_at_the_next_start(
             path.write_text("half a sheet")
     for old in (gone[2], gone[4]):
         os.utime(old, (hours_ago, hours_ago))
+    now = time.time()
+    os.utime(kept[3], (now, now))  # fresh by this process's clock too (CI also runs the suite with a faked one)
 
     assert cli(["collect", "--offline", "--db", str(settings.db), "lambda"]) == 0
     err = capsys.readouterr().err
