@@ -159,6 +159,7 @@ def providers_answer(state: AppState) -> bytes:
                     "offline": s.last_offline,
                     "scope": s.last_scope,
                     "notes": s.last_notes,
+                    "export_error": s.last_export_error,
                 }
                 for s in states
             ]
@@ -167,13 +168,22 @@ def providers_answer(state: AppState) -> bytes:
 
 
 def health_answer(state: AppState) -> bytes:
+    """Cheap: current offers and the last export attempt are read again only after a write.
+    `degraded` (with the reasons in `problems`) when the last write to the database or to the
+    export files failed: the API answers, but what it and the sheets say is ageing."""
     current = state.current()
+    export = state.store.last_export()
+    problems = [p for p in (state.store.write_problem, export.error if export else None) if p]
     return dumps(
         {
-            "status": "ok",
+            "status": "degraded" if problems else "ok",
+            "problems": problems,
             "schema_version": state.store.schema_version(),
             "offers": len(current.offers),
             "as_of": iso(current.as_of),
             "offline": state.settings.offline,
+            "exports": None
+            if export is None
+            else {"attempted_at": iso(export.at), "after": export.provider, "error": export.error},
         }
     )

@@ -2,7 +2,10 @@
 the HTTP API returns, because both come from api.answers.
 
 Query commands read the database directly. While `gpuprice serve` holds it (DuckDB allows one
-writer process), they ask the running server instead, at GPUPRICE_HOST:GPUPRICE_PORT."""
+writer process), they ask the running server instead: where it recorded its address beside the
+database (`<db>.server.json`), else at GPUPRICE_HOST:GPUPRICE_PORT.
+
+Problems a user can act on end the command with one line and a status of api.exits."""
 
 from __future__ import annotations
 
@@ -17,23 +20,23 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
-from api import render
+from api import exits, render, server_address
 from api.answers import cheapest_answer, estimate_answer, offers_answer, providers_answer
 from api.app import VERSION
 from api.errors import ApiError
+from api.exits import CliError, ServerUnavailable
 from api.filters import CheapestParams, DatedOffersParams, EstimateParams, EstimatorFields
 from api.state import AppState
+from pricedb.export import ExportFailed
+from pricedb.files import sweep_leftovers
 from pricedb.models import RunStatus
 from pricedb.settings import Settings
-from pricedb.store import PriceStore, StoreBusy
+from pricedb.store import PriceStore, StoreBusy, StoreUnavailable
 
 console = Console()
 errors = Console(stderr=True)
-
-
-class CliError(Exception):
-    """A problem the user can fix; printed as one line, exit status 2."""
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -61,13 +64,23 @@ def _params(model: type, values: dict[str, Any]) -> Any:
         raise CliError(_validation_message(exc)) from None
 
 
-def _ask_server(settings: Settings, path: str, query: dict[str, Any]) -> bytes:
-    url = f"http://{settings.host}:{settings.port}{path}"
+def _ask_server(settings: Settings, busy: StoreBusy, path: str, query: dict[str, Any]) -> bytes:
+    recorded = server_address.running(settings.db)
+    base = recorded.url if recorded else server_address.local_url(settings.host, settings.port)
+    url = f"{base}{path}"
     params = {k: str(v).lower() if isinstance(v, bool) else v for k, v in query.items() if v is not None}
     try:
         response = httpx.get(url, params=params, timeout=30)
     except httpx.HTTPError as exc:
-        raise CliError(f"{settings.db} is held by another process and {url} does not answer ({exc})") from None
+        if recorded:
+            where = f"the gpuprice serve recorded in {server_address.address_file(settings.db)} (pid {recorded.pid})"
+            todo = "is it still starting? try again"
+        else:
+            where = "no gpuprice serve recorded its address, and GPUPRICE_HOST:GPUPRICE_PORT"
+            todo = "wait for the other process (a `gpuprice collect`?) to finish, or start `gpuprice serve`"
+        raise ServerUnavailable(
+            f"database {settings.db} is {busy.reason}, and {where} does not answer at {base} ({exc}); {todo}"
+        ) from None
     if response.status_code >= 400:
         try:
             message = response.json().get("message", response.text)
@@ -83,8 +96,8 @@ def _answer_bytes(settings: Settings, local: Callable[[AppState], bytes], path: 
         raise CliError(f"no database at {settings.db} yet: run `gpuprice collect` (or `--offline`) first")
     try:
         store = PriceStore(settings, read_only=True)
-    except StoreBusy:
-        return _ask_server(settings, path, query)
+    except StoreBusy as busy:
+        return _ask_server(settings, busy, path, query)
     try:
         return local(AppState(store, settings))
     except ApiError as exc:
@@ -106,23 +119,16 @@ def _emit(args: argparse.Namespace, payload: Any, table: Callable[[Any], None]) 
 
 # ----- commands --------------------------------------------------------------------------
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from api.app import create_app
+    from api.serve import serve
 
     settings = _settings(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    host, port = args.host or settings.host, args.port or settings.port
-    console.print(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
     if settings.offline:
         console.print("[yellow]offline: replaying recorded fixtures, no network[/yellow]")
-    console.print(f"try: http://{host}:{port}/cheapest?mem=60GB&hours=200")
-    try:
-        app = create_app(settings, schedule=not args.no_schedule)
-        uvicorn.run(app, host=host, port=port, workers=1, log_level="info")
-    except StoreBusy as exc:
-        raise CliError(str(exc)) from None
-    return 0
+    serve(settings, host, port, schedule=not args.no_schedule, say=console.print)
+    return exits.OK
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
@@ -133,10 +139,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     unknown = [p for p in args.providers if p not in COLLECTORS]
     if unknown:
         raise CliError(f"unknown provider(s) {', '.join(unknown)}; known: {', '.join(COLLECTORS)}")
-    try:
-        store = PriceStore(settings)
-    except StoreBusy as exc:
-        raise CliError(f"{exc}; it collects on its own schedule") from None
+    store = PriceStore(settings)  # unusable (busy, read-only, corrupt): one line, exit status 3
+    for path in sweep_leftovers(settings.export_path):
+        errors.print(f"removed {escape(str(path))}, left behind by a gpuprice process that is gone", soft_wrap=True)
     mode = "offline (replaying fixtures)" if settings.offline else "live"
     errors.print(f"collecting {', '.join(args.providers) or 'all providers'} — {mode}")
 
@@ -148,6 +153,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
     try:
         summaries = asyncio.run(collect(store, settings, args.providers or None, progress=progress))
+        exports = store.last_export()  # runs end in any order: the sheets are what the last attempt left
     finally:
         store.close()
     payload = [
@@ -161,15 +167,26 @@ def cmd_collect(args: argparse.Namespace) -> int:
             "offline": s.offline,
             "error": s.error,
             "notes": s.notes,
+            "export_error": s.export_error,
         }
         for s in summaries
     ]
-    _emit(args, {"runs": payload, "exports": str(settings.export_path)}, render.collect_table)
+    export_error = exports.error if exports else None
+    _emit(
+        args,
+        {"runs": payload, "exports": str(settings.export_path), "export_error": export_error},
+        render.collect_table,
+    )
     named = set(args.providers)
     failed = [
         s for s in summaries if s.status is RunStatus.FAILED or (s.status is RunStatus.SKIPPED and s.provider in named)
     ]
-    return 1 if failed else 0
+    if failed:
+        return exits.RUN_FAILED
+    if export_error:
+        errors.print(f"[red]error:[/red] {escape(export_error)}", soft_wrap=True, highlight=False)
+        return exits.EXPORTS
+    return exits.OK
 
 
 def _filter_values(args: argparse.Namespace) -> dict[str, Any]:
@@ -327,11 +344,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except CliError as exc:
-        errors.print(f"[red]error:[/red] {exc}")
-        return 2
+    except (CliError, StoreUnavailable, ServerUnavailable, ExportFailed) as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
+        return exits.status_for(exc) or exits.USAGE
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from api.history import history_answer
 from api.params import parse_day
 from api.state import now_utc
 from pricedb.digest import day_window
-from pricedb.store import PriceStore, StoreBusy
+from pricedb.store import PriceStore
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -51,10 +51,7 @@ def _store_digest(args: argparse.Namespace) -> int:
             raise CliError(f"--date: {exc}") from None
     if day is not None and day_window(day, settings.digest_zone)[1] > now_utc():
         raise CliError(f"--date: {day} is not over yet in {settings.digest_time_zone}; only whole days are stored")
-    try:
-        store = PriceStore(settings)
-    except StoreBusy as exc:
-        raise CliError(f"{exc}; it builds the digest on its own schedule ({settings.digest_time})") from None
+    store = PriceStore(settings)  # held by `serve` (which builds it on its own schedule): exit status 3
     try:
         digest = asyncio.run(run_digest_job(store, settings, day))
     finally:
@@ -109,7 +106,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     query = {k: v for k, v in values.items() if not (path != "/export" and k == "format")}
     body = _answer_bytes(settings, local, path, query)
     if args.output:
-        Path(args.output).write_bytes(body)
+        try:
+            Path(args.output).write_bytes(body)
+        except OSError as exc:
+            raise CliError(f"--output: cannot write {args.output} ({exc.strerror or exc})") from None
         console.print(f"wrote {len(body):,} bytes to {args.output}")
     elif args.format == "parquet" and not (args.skypilot or args.gpuhunt) and sys.stdout.isatty():
         raise CliError("Parquet is binary: give --output FILE (or redirect stdout)")

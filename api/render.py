@@ -174,13 +174,14 @@ def providers_table(payload: dict[str, Any]) -> None:
             row["last_success_at"] or "never",
             str(row["offers"]),
             str(row["stale_offers"]) + (f" ({row['held_offers']} held)" if row.get("held_offers") else ""),
-            row["error"] or "; ".join(row["notes"]),
+            "; ".join(filter(None, [row["error"] or "; ".join(row["notes"]), row.get("export_error")])),
         )
     console.print(table)
 
 
 def collect_table(payload: dict[str, Any]) -> None:
-    table = Table(title="Collection summary", caption=f"price sheets written to {payload['exports']}")
+    written = f"price sheets written to {payload['exports']}"
+    table = Table(title="Collection summary", caption=payload.get("export_error") or written)
     for name in ("provider", "scope", "status", "quotes", "rejected", "seconds", "error / notes"):
         table.add_column(name)
     for row in payload["runs"]:

@@ -32,7 +32,8 @@ from collectors.registry import COLLECTORS
 from collectors.replay import Replay, ReplayTransport
 from collectors.sanity import check_quotes
 from pricedb import clock
-from pricedb.export import write_current_exports
+from pricedb.export import ExportFailed, write_current_exports
+from pricedb.files import workdir_prefix
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord
@@ -53,6 +54,7 @@ class RunSummary:
     seconds: float = 0.0
     offline: bool = False
     run_id: int | None = None
+    export_error: str | None = None  # the price sheets could not be written after this run
 
 
 def _transport(settings: Settings, provider: str) -> httpx.AsyncBaseTransport | None:
@@ -144,6 +146,20 @@ def _stored_on_demand(store: PriceStore, provider: str) -> dict[tuple[str, str, 
     return {(p, r, s): float(c) for p, r, s, c in rows}
 
 
+async def _write_exports(store: PriceStore, settings: Settings, run_id: int) -> str | None:
+    """Write the price sheets after a run, which is already stored: a failure (folder not writable,
+    disk full) is recorded on the run and returned, and the next providers' runs carry on."""
+    try:
+        await asyncio.to_thread(write_current_exports, store, settings)
+        error = None
+    except ExportFailed as exc:
+        error = str(exc)
+    except Exception as exc:  # a bug in a writer must not take the other providers' runs with it
+        error = f"price sheets not written to {settings.export_path}: unexpected {type(exc).__name__}: {exc}"
+    await asyncio.to_thread(store.record_export, run_id, error)
+    return error
+
+
 async def run_provider(
     collector: Collector, scope: Scope, store: PriceStore, settings: Settings, progress: Progress = _no_progress
 ) -> RunSummary:
@@ -156,7 +172,7 @@ async def run_provider(
     pricings = set(scope.pricings)
     fetched: Fetched | None = None
     deadline = Deadline(name, settings.deadline_for(name, collector.deadline_s))
-    with tempfile.TemporaryDirectory(prefix=f"gpuprice-{name}-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=workdir_prefix(name)) as workdir:
         try:
             async with deadline.enforced():
                 async with make_client(settings, _transport(settings, name)) as client:
@@ -205,7 +221,7 @@ async def run_provider(
         rejected_offers=rejected_offers if status is RunStatus.OK else {},
     )
     run_id = await asyncio.to_thread(store.record_run, record)
-    await asyncio.to_thread(write_current_exports, store, settings)
+    export_error = await _write_exports(store, settings, run_id)
     progress("done", name, status.value)
     return RunSummary(
         name,
@@ -218,6 +234,7 @@ async def run_provider(
         time.monotonic() - timer,
         settings.offline,
         run_id,
+        export_error,
     )
 
 

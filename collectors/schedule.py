@@ -13,7 +13,8 @@ hit on the same second). Last-run state lives in DuckDB (`runs`), not in a job s
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -26,11 +27,21 @@ from collectors.runner import collect, run_fx, run_provider
 from pricedb import clock
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
-from pricedb.store import PriceStore
+from pricedb.store import PriceStore, StoreUnavailable
 
 log = get_logger("gpuprice.schedule")
 
 ExtraJob = tuple[str, Callable[[], Awaitable[object]], BaseTrigger]
+
+
+@contextmanager
+def _database_fault_in_one_line() -> Iterator[None]:
+    """A run the database refused (disk full, file made read-only) is logged as one line naming the
+    file and what to do, not a traceback; /healthz shows it until a write succeeds again."""
+    try:
+        yield
+    except StoreUnavailable as exc:
+        log.error("run not recorded: %s", exc)
 
 
 def _job_defaults(settings: Settings) -> dict[str, object]:
@@ -43,12 +54,15 @@ def build_scheduler(
     scheduler = AsyncIOScheduler(timezone=UTC, job_defaults=_job_defaults(settings))
 
     async def startup_round() -> None:
-        summaries = await collect(store, settings)
-        for s in summaries:
-            log.info("startup run %s/%s: %s %s", s.provider, s.scope, s.status.value, s.error or "")
+        with _database_fault_in_one_line():
+            for s in await collect(store, settings):
+                log.info("startup run %s/%s: %s %s", s.provider, s.scope, s.status.value, s.error or "")
+                if s.export_error:
+                    log.error("%s", s.export_error)
 
     async def fx_job() -> None:
-        await run_fx(store, settings)
+        with _database_fault_in_one_line():
+            await run_fx(store, settings)
 
     if run_at_start:
         scheduler.add_job(startup_round, DateTrigger(clock.now()), id="startup", name="first round")
@@ -64,8 +78,11 @@ def build_scheduler(
             minutes = settings.interval_for(name, scope.name, scope.default_interval_minutes)
 
             async def job(collector=collector, scope=scope) -> None:
-                summary = await run_provider(collector, scope, store, settings)
-                log.info("%s/%s: %s %s", summary.provider, summary.scope, summary.status.value, summary.error or "")
+                with _database_fault_in_one_line():
+                    s = await run_provider(collector, scope, store, settings)
+                    log.info("%s/%s: %s %s", s.provider, s.scope, s.status.value, s.error or "")
+                    if s.export_error:
+                        log.error("%s", s.export_error)
 
             scheduler.add_job(
                 job,

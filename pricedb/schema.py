@@ -145,6 +145,16 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        5,
+        "whether the export files were written after each run",
+        [
+            # When the runner last tried to write the price sheets after this run (UTC; NULL: not
+            # tried, e.g. FX runs), and why that failed (NULL: written).
+            "ALTER TABLE runs ADD COLUMN exported_at TIMESTAMP",
+            "ALTER TABLE runs ADD COLUMN export_error VARCHAR",
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime
@@ -125,17 +124,3 @@ def parquet_bytes(rows: Sequence[Sequence[Any]]) -> bytes:
 
 def _sql_path(path: Path) -> str:
     return str(path).replace("'", "''")
-
-
-def atomic_write(path: Path, write: Any) -> None:
-    """Write through a temp file in the same folder and rename it into place: a reader sees the old
-    file or the new one, never half of one. `write(temp_path)` produces the content."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(temp))
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -13,12 +13,17 @@ The run's notes say how many it withdrew and held.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
+import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import duckdb
 
@@ -26,13 +31,63 @@ from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
+from pricedb.queries import ExportAttempt, last_export
 from pricedb.redact import learn_settings, redact
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
+from pricedb.storefaults import StoreBusy, StoreUnavailable, explain
+
+__all__ = ["PriceStore", "RunRecord", "StoreBusy", "StoreUnavailable", "utc_naive"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class StoreBusy(RuntimeError):
-    """The database file is held by another process (usually a running `gpuprice serve`)."""
+def _probe_writable(folder: Path) -> None:
+    """DuckDB writes `<db>.wal` beside the file at the first commit: a folder that refuses files is
+    found now, with its own reason, rather than after a collection round was fetched for nothing."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".gpuprice-probe-")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(folder)) from exc
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
+    """Undo a failed transaction. A failed commit has already ended it (DuckDB then says "cannot
+    rollback - no transaction is active"), and that complaint must not replace the error that matters."""
+    with contextlib.suppress(duckdb.Error):
+        cur.rollback()
+
+
+def _storage_faults(method: Callable[P, R]) -> Callable[P, R]:
+    """A write's disk and file errors become `StoreUnavailable` (naming the file and what to do),
+    remembered in `write_problem` until a write succeeds."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        store = args[0]
+        assert isinstance(store, PriceStore)
+        try:
+            result = method(*args, **kwargs)
+        except Exception as exc:
+            problem = explain(store.path, exc)
+            if problem is None:
+                raise
+            store.write_problem = str(problem)
+            raise problem from exc
+        store.write_problem = None
+        return result
+
+    return wrapper
+
+
+# Named in the INSERT, so columns later migrations append to `runs` (export outcome) may stay NULL.
+_RUN_COLUMNS = (
+    "run_id", "provider", "scope", "pricings", "started_at", "finished_at", "status", "error", "quote_count",
+    "rejected_count", "rejected", "notes", "offline", "stale_after_minutes",
+)  # fmt: skip
 
 
 @dataclass
@@ -85,29 +140,44 @@ class PriceStore:
         learn_settings(settings)
         self.path = Path(path if path is not None else settings.db)
         self.read_only = read_only
-        if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.conn = duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
-                raise StoreBusy(
-                    f"{self.path} is in use by another gpuprice process (is `gpuprice serve` running?)"
-                ) from exc
-            raise
+        self.conn = self._connect()
         self._write_lock = threading.Lock()
         self.version = 0  # bumped after every committed write; the API caches answers on it
+        # Why the last write failed (disk full, file made read-only), until a write succeeds: /healthz shows it.
+        self.write_problem: str | None = None
+        self._last_export: tuple[int, ExportAttempt | None] = (-1, None)  # (version read at, attempt)
         if not read_only:
-            self.migrate()
+            try:
+                self.migrate()
+            except BaseException:
+                self.conn.close()
+                raise
         self._fx: FxTable | None = None
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        """Open the file, or raise `StoreUnavailable` saying why not (busy, corrupt, read-only, …)."""
+        try:
+            if not self.read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                _probe_writable(self.path.parent)
+            return duckdb.connect(str(self.path), read_only=self.read_only)
+        except Exception as exc:
+            problem = explain(self.path, exc)
+            if problem is None:
+                raise
+            raise problem from exc
 
     # ----- plumbing ------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self.conn.cursor()
 
     def close(self) -> None:
-        self.conn.close()
+        # Closing checkpoints the WAL into the file, which a full disk refuses; every committed run
+        # is still in the WAL (replayed at the next open), and the error that matters was reported.
+        with contextlib.suppress(duckdb.Error):
+            self.conn.close()
 
+    @_storage_faults
     def migrate(self) -> None:
         cur = self.cursor()
         cur.execute(
@@ -125,13 +195,14 @@ class PriceStore:
                 cur.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, utc_naive(clock.now())])
                 cur.commit()
             except Exception:
-                cur.rollback()
+                _rollback(cur)
                 raise
 
     def schema_version(self) -> int:
         row = self.cursor().execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0) if row else 0
 
+    @_storage_faults
     def write(self, statements: Sequence[tuple[str, Sequence[object]]]) -> None:
         """Run a few writes in one transaction (digests, deliveries); readers' caches move on."""
         with self._write_lock:
@@ -142,7 +213,7 @@ class PriceStore:
                     cur.execute(sql, list(params))
                 cur.commit()
             except Exception:
-                cur.rollback()
+                _rollback(cur)
                 raise
             self.version += 1
 
@@ -153,6 +224,7 @@ class PriceStore:
             self._fx = FxTable.from_rates(FxRate(date=d, currency=c, rate=r, source=s) for d, c, r, s in rows)
         return self._fx
 
+    @_storage_faults
     def record_fx(self, run: RunRecord, rates: Iterable[FxRate]) -> int:
         rates = list(rates)
         with self._write_lock:
@@ -167,13 +239,14 @@ class PriceStore:
                     )
                 cur.commit()
             except Exception:
-                cur.rollback()
+                _rollback(cur)
                 raise
             self._fx = None
             self.version += 1
         return run_id
 
     # ----- price runs -----------------------------------------------------------------------
+    @_storage_faults
     def record_run(self, run: RunRecord) -> int:
         """Write one provider run in one transaction; on success its quotes replace the
         provider's current offers for the pricings the run covered, except those it held."""
@@ -211,7 +284,7 @@ class PriceStore:
                         )
                 cur.commit()
             except Exception:
-                cur.rollback()
+                _rollback(cur)
                 raise
             self.version += 1
         return run_id
@@ -237,12 +310,32 @@ class PriceStore:
             run.notes.append(f"withdrew {len(gone) - len(held)} offer(s) the source no longer lists")
         return held
 
+    def last_export(self) -> ExportAttempt | None:
+        """The newest attempt to write the export files, read again only after a write (/healthz
+        asks for it on every probe; `version` moves with every write, this one's included)."""
+        version, memo = self._last_export
+        if version != self.version:
+            version = self.version
+            memo = last_export(self.cursor())
+            self._last_export = (version, memo)
+        return memo
+
+    @_storage_faults
+    def record_export(self, run_id: int, error: str | None) -> None:
+        """Record whether the export files were written after run `run_id` (error None: they were)."""
+        with self._write_lock:
+            self.cursor().execute(
+                "UPDATE runs SET exported_at = ?, export_error = ? WHERE run_id = ?",
+                [utc_naive(clock.now()), error, run_id],
+            )
+            self.version += 1
+
     def _insert_run(self, cur: duckdb.DuckDBPyConnection, run: RunRecord, quote_count: int) -> int:
         row = cur.execute("SELECT nextval('run_ids')").fetchone()
         assert row is not None
         run_id = int(row[0])
         cur.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' for _ in _RUN_COLUMNS)})",
             [
                 run_id,
                 run.provider,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TypeVar
 
 from fastapi.testclient import TestClient
@@ -132,3 +135,18 @@ def collect_offline_beside(settings: Settings, names: list[str], read: Callable[
         return read(store)
     finally:
         store.close()
+
+
+@contextmanager
+def held_by_another_process(db: Path) -> Iterator[int]:
+    """Another process holds `db` open (DuckDB: one writing process) inside the block; yields its pid."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(db)!r}); "
+         "print('ready', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        yield holder.pid
+    finally:
+        holder.communicate("", timeout=10)

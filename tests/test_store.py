@@ -11,7 +11,7 @@ import pytest
 from pricedb.models import Availability, PriceStep, Pricing, RunStatus
 from pricedb.queries import current_offers, provider_states
 from pricedb.store import PriceStore, StoreBusy, utc_naive
-from tests.helpers import NOW, make_quote, make_run, seed_fx
+from tests.helpers import NOW, held_by_another_process, make_quote, make_run, seed_fx
 
 NAIVE_NOW = utc_naive(NOW)
 
@@ -158,20 +158,8 @@ def test_provider_states(store: PriceStore) -> None:
 
 
 def test_a_second_process_gets_a_clear_error(settings) -> None:
-    import subprocess
-    import sys
-
-    holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, sys, time; c = duckdb.connect({str(settings.db)!r}); "
-         "print('ready', flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        with pytest.raises(StoreBusy, match="in use by another gpuprice process"):
-            PriceStore(settings)
-    finally:
-        holder.communicate("", timeout=10)
+    with held_by_another_process(settings.db), pytest.raises(StoreBusy, match="in use by another gpuprice process"):
+        PriceStore(settings)
 
 
 def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monkeypatch: pytest.MonkeyPatch) -> None:
