@@ -12,7 +12,7 @@ from api.cheapest_estimate import EstimateJudge
 from api.filters import CheapestParams, EstimateParams, OfferFilters, OffersParams, known_providers
 from api.history import day_snapshot
 from api.state import AppState, dumps
-from pricedb.queries import CurrentOffers, Offer, provider_states
+from pricedb.queries import CurrentOffers, ExportAttempt, Offer, provider_states
 from pricedb.settings import Settings
 from pricedb.sheet import SHEET_COLUMNS, sheet_value
 
@@ -142,7 +142,7 @@ def offers_answer(state: AppState, params: OffersParams) -> bytes:
 
 
 def providers_answer(state: AppState) -> bytes:
-    states = provider_states(state.store.cursor(), state.clock(), known_providers())
+    states = provider_states(state.cursor(), state.clock(), known_providers())
     return dumps(
         {
             "providers": [
@@ -168,17 +168,20 @@ def providers_answer(state: AppState) -> bytes:
 
 
 def health_answer(state: AppState) -> bytes:
-    """Cheap: current offers and the last export attempt are read again only after a write.
+    """The threaded path: current offers and the last export attempt, each read again only after a write."""
+    return health_body(state, state.current(), state.store.last_export())
+
+
+def health_body(state: AppState, current: CurrentOffers, export: ExportAttempt | None) -> bytes:
+    """`/healthz` from what is in memory: no query, so liveness never waits behind heavy answers.
     `degraded` (with the reasons in `problems`) when the last write to the database or to the
     export files failed: the API answers, but what it and the sheets say is ageing."""
-    current = state.current()
-    export = state.store.last_export()
     problems = [p for p in (state.store.write_problem, export.error if export else None) if p]
     return dumps(
         {
             "status": "degraded" if problems else "ok",
             "problems": problems,
-            "schema_version": state.store.schema_version(),
+            "schema_version": state.schema_version,
             "offers": len(current.offers),
             "as_of": iso(current.as_of),
             "offline": state.settings.offline,

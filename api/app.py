@@ -1,8 +1,13 @@
-"""The FastAPI application: read-only (GET only), one process holding the only DuckDB connection,
-with the collection scheduler running in its lifespan."""
+"""The FastAPI application: read-only (GET, and HEAD wherever GET), one process holding the only
+DuckDB connection, with the collection scheduler running in its lifespan.
+
+The event loop only routes: handlers that read the database or files are plain `def` (FastAPI runs
+them in its worker threads) or hand heavy work to `AppState.heavy` (api.budget); what runs on the
+loop itself reads memory only (AnswerCache, the index)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,9 +15,11 @@ from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
 from fastapi.responses import Response
 
+from api import docs
 from api.answer_cache import AnswerCache
 from api.digests import run_digest_job
 from api.errors import install_error_handlers
+from api.head import HeadAsGet
 from api.routes import cheapest, digest, estimate, export, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
@@ -24,6 +31,15 @@ from pricedb.store import PriceStore
 log = get_logger("gpuprice.api")
 
 VERSION = "0.1.0"
+# How long a thread may hold the interpreter while another waits for it (Python's default: 5 ms).
+# Heavy answers run Python in worker threads; at 1 ms the event loop gets the interpreter back
+# quickly enough that /healthz stays well under 100 ms while they run (benchmarks/api_under_load.py).
+SWITCH_INTERVAL_S = 0.001
+API_DESCRIPTION = (
+    "Read-only: every operation is a GET, and answers HEAD too (the same status and headers, no body). "
+    "Bad input is a 4xx JSON naming the parameter; a heavy answer that outruns its budget "
+    "(`GPUPRICE_API_BUDGET_S`) is a 503 with `Retry-After`."
+)
 
 
 def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
@@ -45,6 +61,8 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own_store = store is None
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
         price_store = store or PriceStore(settings)
         app.state.gpuprice = AppState(price_store, settings)
         scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings)) if schedule else None
@@ -58,16 +76,22 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
                 scheduler.shutdown(wait=False)
             if own_store:
                 price_store.close()
+            sys.setswitchinterval(switch_interval)
 
     app = FastAPI(
         title="gpuprice",
         version=VERSION,
         summary="What GPU rental really costs: A100 quotes from many clouds in CNY per GB of GPU memory per hour.",
+        description=API_DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # api.docs serves the page with its assets, no CDN
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(AnswerCache, owner=app)
-    for module in (cheapest, estimate, offers, providers, digest, export):
+    app.add_middleware(HeadAsGet)  # outermost: a HEAD is routed (and served from cache) as its GET
+    for module in (cheapest, estimate, offers, providers, digest, export, docs):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)

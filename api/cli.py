@@ -136,6 +136,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from collectors.runner import collect
 
     settings = _settings(args)
+    args.providers = [p.lower() for p in args.providers]  # provider names are case-insensitive everywhere
     unknown = [p for p in args.providers if p not in COLLECTORS]
     if unknown:
         raise CliError(f"unknown provider(s) {', '.join(unknown)}; known: {', '.join(COLLECTORS)}")

@@ -56,7 +56,7 @@ def resolve_day(state: AppState, params: DigestParams) -> date:
 
 
 def digest_payload(state: AppState, day: date) -> dict[str, Any]:
-    cur = state.store.cursor()
+    cur = state.cursor()
     digest = load_digest(cur, day)
     if digest is not None:
         digest["stored"] = True
@@ -87,7 +87,7 @@ def digest_answer(state: AppState, params: DigestParams) -> tuple[bytes, str]:
 
 def atom_answer(state: AppState, base_url: str) -> bytes:
     def build(_: object) -> bytes:
-        cur = state.store.cursor()
+        cur = state.cursor()
         digests = recent_digests(cur, state.settings.digest_feed_entries)
         if digests:
             updated = max(d["built_at"] for d in digests)

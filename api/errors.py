@@ -4,10 +4,13 @@
      "errors": [{"parameter": "mem", "message": "'abc' is not a memory size; …", "value": "abc"}]}
 
 `errors` lists every problem found, each naming its parameter; `message` repeats the first one so
-a person reading a terminal sees it at once. Bad input never becomes a 500."""
+a person reading a terminal sees it at once. Bad input never becomes a 500. What the client sent is
+echoed as a short excerpt only (`excerpt`), so a 100 KB parameter gets a small answer. A heavy
+answer over its budget is a 503 of the same shape, with `Retry-After`."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,7 +18,31 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-_ERROR_NAMES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 422: "invalid_parameter"}
+from api.budget import BudgetExceeded
+
+_ERROR_NAMES = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    422: "invalid_parameter",
+    503: "over_budget",
+}
+EXCERPT_CHARS = 80  # of a value the client sent
+MESSAGE_CHARS = 400  # of a message, whatever it quotes
+_QUOTED = re.compile(f"'[^']{{{EXCERPT_CHARS},}}'|\"[^\"]{{{EXCERPT_CHARS},}}\"")
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> Any:
+    """A long text cut to its first `limit` characters and a count of the rest."""
+    if not isinstance(value, str) or len(value) <= limit:
+        return value
+    return f"{value[:limit]}… ({len(value) - limit:,} more characters)"
+
+
+def short_message(message: str) -> str:
+    """A message with every long quoted input cut to an excerpt, and at most MESSAGE_CHARS long."""
+    message = _QUOTED.sub(lambda m: m[0][0] + excerpt(m[0][1:-1]) + m[0][-1], message)
+    return excerpt(message, MESSAGE_CHARS)
 
 
 class ApiError(Exception):
@@ -25,10 +52,23 @@ class ApiError(Exception):
 
 
 def error_body(status: int, problems: list[dict[str, Any]], message: str | None = None) -> dict[str, Any]:
+    problems = [
+        {
+            "parameter": excerpt(p.get("parameter")),
+            "message": short_message(str(p.get("message", ""))),
+            "value": excerpt(p.get("value")),
+        }
+        for p in problems
+    ]
     first = problems[0] if problems else {}
     if message is None:
         message = f"{first['parameter']}: {first['message']}" if first.get("parameter") else first.get("message", "")
-    return {"status": status, "error": _ERROR_NAMES.get(status, "error"), "message": message, "errors": problems}
+    return {
+        "status": status,
+        "error": _ERROR_NAMES.get(status, "error"),
+        "message": short_message(message),
+        "errors": problems,
+    }
 
 
 def _clean(message: str) -> str:
@@ -69,11 +109,20 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 405:
             message = f"{request.method} is not allowed: gpuprice's API is read-only (GET only)"
         elif exc.status_code == 404:
-            message = f"no such endpoint: {request.url.path}"
+            message = f"no such endpoint: {excerpt(request.url.path)}"
         else:
             message = str(exc.detail)
         return JSONResponse(
             error_body(exc.status_code, [{"parameter": None, "message": message, "value": None}], message),
             status_code=exc.status_code,
             headers=getattr(exc, "headers", None),
+        )
+
+    @app.exception_handler(BudgetExceeded)
+    async def _over_budget(request: Request, exc: BudgetExceeded) -> JSONResponse:
+        problem = {"parameter": None, "message": exc.message, "value": None}
+        return JSONResponse(
+            error_body(503, [problem], exc.message),
+            status_code=503,
+            headers={"Retry-After": str(exc.retry_after_s)},
         )

@@ -46,7 +46,7 @@ def _offers_and_moment(state: AppState, day: str | None) -> tuple[list[Offer], d
     if day:
         snapshot = day_snapshot(state, day)
         return snapshot.offers, snapshot.last_change
-    row = state.store.cursor().execute("SELECT max(finished_at) FROM runs").fetchone()
+    row = state.cursor().execute("SELECT max(finished_at) FROM runs").fetchone()
     return state.current().offers, row[0] if row else None
 
 
@@ -80,6 +80,7 @@ def _foreign_offers(state: AppState, params: ForeignParams) -> tuple[list[Offer]
 
 
 def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileAnswer:
+    cloud = cloud.strip().lower()  # provider names are case-insensitive everywhere
     if cloud in SKYPILOT_UNSUPPORTED:
         raise ApiError(404, f"no SkyPilot catalog for {cloud}: {SKYPILOT_UNSUPPORTED[cloud]}", "cloud", cloud)
     if cloud not in SKYPILOT_COLUMNS:
@@ -100,7 +101,7 @@ def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileA
 def gpuhunt_answer(state: AppState, name: str, params: ForeignParams) -> FileAnswer:
     """`name` is a gpuprice provider or gpuhunt's name for it (`lambdalabs`, `vastai`, `datacrunch`);
     the file is named as gpuhunt looks for it (`lambdalabs.csv`)."""
-    resolved = resolve(name, known_providers())
+    resolved = resolve(name.strip().lower(), known_providers())  # any case, like every provider name
     if resolved is None:
         choices = ", ".join([*known_providers(), *GPUHUNT_ALIASES])
         raise ApiError(404, f"unknown provider {name!r}; choose from {choices}", "provider", name)

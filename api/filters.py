@@ -7,11 +7,12 @@ api.params, whose messages say what was wrong."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     PrivateAttr,
     ValidationError,
     ValidationInfo,
@@ -20,11 +21,18 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from api import query_schema as qs
 from api.cheapest import CheapestQuery
 from api.cheapest_estimate import THROUGHPUT_GPUS
 from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
+from api.estimator.models import _ALIASES, MAX_BATCH, MAX_CONTEXT, MAX_GPUS, Engine, Optimizer, Precision
 from api.params import (
+    _REGION,
+    BLANKS,
+    MAX_HOURS,
+    MAX_MEM_GB,
     parse_bool,
+    parse_choice,
     parse_choices,
     parse_day,
     parse_hours,
@@ -36,6 +44,7 @@ from api.params import (
 )
 from collectors.registry import COLLECTORS
 from pricedb.gpus import MODEL_FACTS
+from pricedb.models import Pricing
 
 
 def known_providers() -> list[str]:
@@ -46,15 +55,23 @@ def _bool_field(value: Any) -> Any:
     return None if value is None else parse_bool(value, default=False)
 
 
-class OfferFilters(BaseModel):
+PricingList = Annotated[str | None, qs.choice_list([p.value for p in Pricing], "pricing models")]
+ProviderList = Annotated[str | None, qs.choice_list(known_providers(), "providers")]
+RegionList = Annotated[str | None, qs.region_list(_REGION.pattern.strip("^$"))]
+GpuName = Annotated[str, qs.one_choice(MODEL_FACTS, "A100", "GPU model")]
+Flag = Annotated[bool | None, qs.FLAG]
+
+
+class BaseFilters(BaseModel):
+    """The filters every offer question takes."""
+
     model_config = ConfigDict(extra="forbid")
 
-    pricing: str | None = None
-    provider: str | None = None
-    region: str | None = None
-    gpu: str = "A100"
-    include_unavailable: bool | None = None
-    include_stale: bool | None = None
+    pricing: PricingList = None
+    provider: ProviderList = None
+    region: RegionList = None
+    gpu: GpuName = "A100"
+    include_unavailable: Flag = None
 
     @field_validator("pricing")
     @classmethod
@@ -74,11 +91,22 @@ class OfferFilters(BaseModel):
     @field_validator("gpu")
     @classmethod
     def _gpu(cls, value: str) -> str:
-        return parse_choices(value, MODEL_FACTS, "gpu")[0] if value.strip() else "A100"
+        return parse_choice(value, MODEL_FACTS, "gpu") if value.strip(BLANKS) else "A100"
 
-    @field_validator("include_unavailable", "include_stale", mode="before")
+    @field_validator("include_unavailable", mode="before")
     @classmethod
     def _bools(cls, value: Any) -> Any:
+        return _bool_field(value)
+
+
+class OfferFilters(BaseFilters):
+    """Filters over current offers (or a day's), which may be stale."""
+
+    include_stale: Flag = None
+
+    @field_validator("include_stale", mode="before")
+    @classmethod
+    def _stale(cls, value: Any) -> Any:
         return _bool_field(value)
 
 
@@ -94,6 +122,10 @@ def _invalid(problems: list[tuple[str, str, Any]]) -> ValidationError:
     )
 
 
+def _enum_names(field: str, enum: Any) -> list[str]:
+    return [*(member.value for member in enum), *_ALIASES.get(field, {})]
+
+
 class EstimatorFields(BaseModel):
     """The memory estimator's inputs (CONTRACT §4 `/estimate`), as text, validated by the estimator:
     `EstimateQuery` for each value, `estimate()` for the query as a whole (unknown model, impossible
@@ -101,31 +133,39 @@ class EstimatorFields(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
-    params: str | None = None
-    layers: str | None = None
-    hidden: str | None = None
-    heads: str | None = None
-    kv_heads: str | None = None
-    head_dim: str | None = None
-    vocab: str | None = None
-    intermediate: str | None = None
-    workload: str | None = None
-    precision: str | None = None
-    context: str | None = None
-    batch: str | None = None
-    gpus: str | None = None
-    zero: str | None = None
-    gradient_checkpointing: str | None = None
-    optimizer: str | None = None
-    lora_rank: str | None = None
-    engine: str | None = None
+    model: Annotated[str | None, qs.schema({"type": "string", "maxLength": 200}, "catalog name or Hugging Face id")] = (
+        None
+    )
+    params: Annotated[
+        str | None,
+        qs.schema(
+            {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*[kKmMbBtT]?\s*$|^$"},
+            "parameter count: 7B, 13e9, 1.5b (a million to 10T)",
+        ),
+    ] = None
+    layers: Annotated[str | None, qs.integer_or_empty(1, 1000)] = None
+    hidden: Annotated[str | None, qs.integer_or_empty(1, 1_000_000)] = None
+    heads: Annotated[str | None, qs.integer_or_empty(1, 10_000)] = None
+    kv_heads: Annotated[str | None, qs.integer_or_empty(1, 10_000)] = None
+    head_dim: Annotated[str | None, qs.integer_or_empty(1, 10_000)] = None
+    vocab: Annotated[str | None, qs.integer_or_empty(1, 10_000_000)] = None
+    intermediate: Annotated[str | None, qs.integer_or_empty(1, 10_000_000)] = None
+    workload: Annotated[str | None, qs.enum_or_empty(_enum_names("workload", Workload))] = None
+    precision: Annotated[str | None, qs.enum_or_empty(_enum_names("precision", Precision))] = None
+    context: Annotated[str | None, qs.integer_or_empty(1, MAX_CONTEXT, "tokens per sequence")] = None
+    batch: Annotated[str | None, qs.integer_or_empty(1, MAX_BATCH, "concurrent sequences")] = None
+    gpus: Annotated[str | None, qs.integer_or_empty(1, MAX_GPUS)] = None
+    zero: Annotated[str | None, qs.integer_or_empty(0, 3, "ZeRO stage")] = None
+    gradient_checkpointing: Annotated[str | None, qs.schema({"anyOf": [{"type": "boolean"}, qs.EMPTY]})] = None
+    optimizer: Annotated[str | None, qs.enum_or_empty(_enum_names("optimizer", Optimizer))] = None
+    lora_rank: Annotated[str | None, qs.integer_or_empty(1, 8192)] = None
+    engine: Annotated[str | None, qs.enum_or_empty(_enum_names("engine", Engine))] = None
 
     _estimate: Estimate | None = PrivateAttr(None)
 
     def estimator_values(self) -> dict[str, str]:
         values = {name: getattr(self, name) for name in EstimatorFields.model_fields}
-        return {name: value for name, value in values.items() if value is not None and value.strip()}
+        return {name: value for name, value in values.items() if value}
 
     def _run_estimator(self) -> Estimate:
         values = self.estimator_values()
@@ -158,12 +198,15 @@ class EstimateParams(EstimatorFields):
 class CheapestParams(OfferFilters, EstimatorFields):
     """`/cheapest`: `mem`, or the estimator's inputs (then each option is judged on its own GPU count)."""
 
-    mem: str | None = None
-    hours: str = "1"
-    single_gpu: bool | None = None
-    interruptible: bool | None = None
+    mem: Annotated[
+        str | None,
+        qs.number(0, MAX_MEM_GB, 60, "GPU memory needed in GB: 60, or with a unit: 60GB, 60 GiB, 1TB"),
+    ] = None
+    hours: Annotated[str, qs.number(0, MAX_HOURS, 1, "wall-clock hours of the job")] = "1"
+    single_gpu: Flag = None
+    interruptible: Flag = None
     rank_by: Literal["total", "per_mtoken"] = "total"
-    limit: int = 10
+    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": 500})] = 10
 
     @field_validator("mem")
     @classmethod
@@ -235,8 +278,8 @@ SortKey = Literal["cny_per_gb_hour", "cny_per_hour", "cny_per_gpu_hour", "price"
 
 
 class Paging(BaseModel):
-    limit: int = 500
-    offset: int = 0
+    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": 5000})] = 500
+    offset: Annotated[int, Field(json_schema_extra={"minimum": 0})] = 0
 
     @field_validator("limit")
     @classmethod
@@ -255,7 +298,7 @@ class Paging(BaseModel):
 
 class OffersParams(OfferFilters, Paging):
     sort: SortKey = "cny_per_gb_hour"
-    desc: bool | None = None
+    desc: Flag = None
 
     @field_validator("desc", mode="before")
     @classmethod
@@ -267,10 +310,13 @@ def _day_field(value: str | None) -> str | None:
     return parse_day(value).isoformat() if value else None
 
 
+DAY_DESCRIPTION = "YYYY-MM-DD, from 1970-01-01 to today (UTC): the market at the end of that UTC day"
+
+
 class SnapshotMixin(BaseModel):
     """`date=YYYY-MM-DD`: the market at the end of that UTC day instead of now."""
 
-    date: str | None = None
+    date: Annotated[str | None, qs.day(DAY_DESCRIPTION)] = None
 
     @field_validator("date")
     @classmethod
@@ -291,11 +337,25 @@ class ForeignParams(OfferFilters, SnapshotMixin):
     so stale and sold-out offers are left out unless asked for."""
 
 
-class HistoryParams(OfferFilters, Paging):
-    since: str | None = None
-    until: str | None = None
-    sku: str | None = None
-    limit: int = 100  # series per page
+class HistoryParams(BaseFilters, Paging):
+    since: Annotated[
+        str | None, qs.moment("an ISO date or date-time (UTC unless an offset is given); default: 30 days before until")
+    ] = None
+    until: Annotated[
+        str | None, qs.moment("an ISO date (that whole day) or date-time (UTC unless an offset is given); default: now")
+    ] = None
+    sku: Annotated[str | None, qs.schema({"type": "string"}, "comma list of instance types / SKUs")] = None
+    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": 5000})] = 100  # series per page
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_stale(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("include_stale") is not None:
+            raise _invalid(
+                [("include_stale", "has no meaning for history: every observation is shown as it was seen",
+                  data["include_stale"])]
+            )  # fmt: skip
+        return data
 
     @field_validator("since")
     @classmethod
@@ -318,18 +378,13 @@ class HistoryParams(OfferFilters, Paging):
     def _sku(cls, value: str | None) -> str | None:
         return ",".join(split_list(value)) if value else None
 
-    @field_validator("include_stale")
-    @classmethod
-    def _no_stale(cls, value: bool | None) -> bool | None:
-        if value is not None:
-            raise ValueError("has no meaning for history: every observation is shown as it was seen")
-        return value
-
 
 class DigestParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    date: str | None = None
+    date: Annotated[
+        str | None, qs.day("YYYY-MM-DD, from 1970-01-01 to today (default: yesterday in the digest's time zone)")
+    ] = None
     format: Literal["json", "md"] = "json"
 
     @field_validator("date")

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any
 
+from api.budget import check_budget
 from api.errors import ApiError
 from api.filters import HistoryParams
 from api.params import parse_pricings, parse_regions, split_list
 from api.state import AppState, dumps
-from pricedb.history import HistoryQuery, history
+from pricedb.history import HistoryQuery, TooManyPoints, history
 from pricedb.sheet import iso_utc
 from pricedb.snapshot import Snapshot, snapshot_of_day
 
@@ -23,7 +23,7 @@ def day_snapshot(state: AppState, day_text: str) -> Snapshot:
     now = state.clock()
     if day > now.date():
         raise ApiError(422, f"{day_text} is in the future (today is {now.date().isoformat()} UTC)", "date", day_text)
-    return snapshot_of_day(state.store.cursor(), day, now)
+    return snapshot_of_day(state.cursor(), day, now)
 
 
 def history_query(state: AppState, params: HistoryParams) -> HistoryQuery:
@@ -42,12 +42,37 @@ def history_query(state: AppState, params: HistoryParams) -> HistoryQuery:
         include_unavailable=True if params.include_unavailable is None else params.include_unavailable,
         limit=params.limit,
         offset=params.offset,
+        max_points=state.settings.api_max_points,
     )
 
 
-def _history_payload(state: AppState, query: HistoryQuery) -> dict[str, Any]:
-    found = history(state.store.cursor(), query)
-    return {
+def _too_broad(query: HistoryQuery, exc: TooManyPoints) -> ApiError:
+    parameter = "limit" if exc.series > 1 else "since"
+    return ApiError(
+        422,
+        f"too broad: {exc} that one answer may hold (GPUPRICE_API_MAX_POINTS); narrow it with a smaller "
+        f"limit (series per page, then offset), a shorter since/until window, or provider, region, sku",
+        parameter,
+        str(query.limit) if parameter == "limit" else iso_utc(query.since),
+    )
+
+
+def _history_body(state: AppState, query: HistoryQuery) -> bytes:
+    """The answer's JSON, encoded one series at a time: a big answer is many short encodings, between
+    which other threads (the event loop) get the interpreter, not one long one that holds it."""
+    try:
+        found = history(state.cursor(), query)
+    except TooManyPoints as exc:
+        raise _too_broad(query, exc) from None
+    moments: dict[datetime, str] = {}  # points share their observation moments: format each once
+
+    def at(moment: datetime) -> str:
+        text = moments.get(moment)
+        if text is None:
+            text = moments[moment] = iso_utc(moment)
+        return text
+
+    head = {
         "query": {
             "since": iso_utc(query.since),
             "until": iso_utc(query.until),
@@ -62,26 +87,32 @@ def _history_payload(state: AppState, query: HistoryQuery) -> dict[str, Any]:
         },
         "count": found.total_series,
         "points": found.points,
-        "series": [
-            {
-                "provider": s.provider,
-                "region": s.region,
-                "sku": s.sku,
-                "pricing": s.pricing,
-                "gpu_model": s.gpu_model,
-                "gpu_memory_gb": s.gpu_memory_gb,
-                "gpu_count": s.gpu_count,
-                "currency": s.currency,
-                "unit": s.unit,
-                "points": [{**p, "observed_at": iso_utc(p["observed_at"])} for p in s.points],
-            }
-            for s in found.series
-        ],
+        "series": [],
     }
+    series = []
+    for s in found.series:
+        check_budget()
+        series.append(
+            dumps(
+                {
+                    "provider": s.provider,
+                    "region": s.region,
+                    "sku": s.sku,
+                    "pricing": s.pricing,
+                    "gpu_model": s.gpu_model,
+                    "gpu_memory_gb": s.gpu_memory_gb,
+                    "gpu_count": s.gpu_count,
+                    "currency": s.currency,
+                    "unit": s.unit,
+                    "points": [{**p, "observed_at": at(p["observed_at"])} for p in s.points],
+                }
+            )
+        )
+    return dumps(head)[: -len(b"[]}")] + b"[" + b",".join(series) + b"]}"
 
 
 def history_answer(state: AppState, params: HistoryParams) -> bytes:
     query = history_query(state, params)
     if params.since and params.until:  # a fixed window: the answer changes only when data lands
-        return state.cached(("history", params.model_dump_json()), lambda _: _history_payload(state, query))
-    return dumps(_history_payload(state, query))
+        return state.cached_value(("history", params.model_dump_json()), lambda _: _history_body(state, query))
+    return _history_body(state, query)

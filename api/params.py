@@ -15,9 +15,14 @@ from pricedb.models import Pricing
 
 MAX_HOURS = 87_600.0  # ten years of wall-clock time
 MAX_MEM_GB = 100_000.0
+# Days a question may name: from the Unix epoch (long before any GPU was rented by the hour) to the
+# end of 2999 — far enough to mean "no upper bound", near enough that a day after it still exists.
+EARLIEST_DAY = date(1970, 1, 1)
+LATEST_DAY = date(2999, 12, 31)
 
 _MEM = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>gib|gb|g|tib|tb|t)?\s*$", re.IGNORECASE)
 _REGION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\- ]{0,63}$")
+BLANKS = " \t"  # what is trimmed around list items and names (the OpenAPI patterns say the same)
 _TRUE = {"1", "true", "yes", "on", "t", "y"}
 _FALSE = {"0", "false", "no", "off", "f", "n"}
 
@@ -57,7 +62,16 @@ def split_list(value: str | Iterable[str] | None) -> list[str]:
     if value is None:
         return []
     parts = value.split(",") if isinstance(value, str) else [p for item in value for p in str(item).split(",")]
-    return [p.strip() for p in parts if p.strip()]
+    return [p.strip(BLANKS) for p in parts if p.strip(BLANKS)]
+
+
+def parse_choice(value: str, allowed: Iterable[str], what: str) -> str:
+    """One of `allowed`, in any case."""
+    allowed = list(allowed)
+    match = {a.lower(): a for a in allowed}.get(str(value).strip(BLANKS).lower())
+    if match is None:
+        raise ValueError(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
+    return match
 
 
 def parse_choices(value: str | Iterable[str] | None, allowed: Iterable[str], what: str) -> list[str]:
@@ -90,7 +104,7 @@ def parse_bool(value: str | bool | None, default: bool) -> bool:
         return default
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
+    text = str(value).strip(BLANKS).lower()
     if text in _TRUE:
         return True
     if text in _FALSE:
@@ -98,22 +112,29 @@ def parse_bool(value: str | bool | None, default: bool) -> bool:
     raise ValueError(f"{value!r} is not true or false")
 
 
+def _in_range(day: date, value: str) -> date:
+    if not EARLIEST_DAY <= day <= LATEST_DAY:
+        raise ValueError(f"{value!r} is out of range: give a day from {EARLIEST_DAY} to {LATEST_DAY}")
+    return day
+
+
 def parse_day(value: str) -> date:
-    """`2026-11-28` → that date (ISO 8601 calendar date, nothing else)."""
-    text = str(value).strip()
+    """`2026-11-28` → that date (ISO 8601 calendar date, nothing else), 1970-01-01 … 2999-12-31."""
+    text = str(value)
     try:
         if len(text) != 10:
             raise ValueError
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except ValueError:
         raise ValueError(f"{value!r} is not a date; write it as YYYY-MM-DD (e.g. 2026-11-28)") from None
+    return _in_range(day, value)
 
 
 def parse_moment(value: str, end_of_day: bool = False) -> datetime:
     """An ISO date or date-time → naive UTC. A bare date means the start of that UTC day, or with
     `end_of_day` its end (so `until=2026-11-28` includes all of the 28th). A time without an offset
     is UTC; `Z` and `+08:00` are honoured."""
-    text = str(value).strip()
+    text = str(value)
     if len(text) == 10:
         day = parse_day(text)
         return datetime.combine(day + timedelta(days=1) if end_of_day else day, time())
@@ -123,4 +144,5 @@ def parse_moment(value: str, end_of_day: bool = False) -> datetime:
         raise ValueError(
             f"{value!r} is not a date or date-time; write YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM]"
         ) from None
+    _in_range(moment.date(), value)
     return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment

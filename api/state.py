@@ -2,23 +2,27 @@
 
 Current offers change only when a run lands (the store's `version` moves) or when an offer's
 staleness flips with time (`valid_until`). Between those moments every answer to the same question
-is the same, so it is computed once and served from memory as ready-made bytes."""
+is the same, so it is computed once and served from memory as ready-made bytes. The answers kept
+are bounded in bytes (`GPUPRICE_ANSWER_CACHE_MB`), least recently used first out.
+
+Two locks: `_lock` guards only the answers in memory and is held for microseconds, because the
+event loop takes it too (AnswerCache); `_refresh` serializes the database work of reloading the
+current offers, which runs in worker threads."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
+from api.budget import HeavyGate, active_budget
+from api.byte_cache import ByteLRU
 from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
-
-CACHE_ENTRIES = 2048
 
 T = TypeVar("T")
 
@@ -36,12 +40,20 @@ class AppState:
         self.store = store
         self.settings = settings
         self.clock = clock
+        self.heavy = HeavyGate(settings.api_heavy_concurrency, settings.api_budget_s)
         self._lock = threading.Lock()
+        self._refresh = threading.Lock()
         self._current: CurrentOffers | None = None
         self._version = -1
-        self._answers: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        # Answers by raw request (path, query string), served before routing by AnswerCache.
-        self._raw: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()
+        # Answers by question (("answer", key)) and by raw request (("raw", path, query string), served
+        # before routing by AnswerCache), all valid for the current offers only.
+        self._answers = ByteLRU(int(settings.answer_cache_mb * 2**20))
+        self.schema_version = store.schema_version()  # migrations run only when the store opens
+
+    def cursor(self) -> Any:
+        """A DuckDB cursor for this thread; inside a heavy answer's budget, one the budget can interrupt."""
+        budget = active_budget()
+        return budget.cursor(self.store) if budget is not None else self.store.cursor()
 
     def _fresh(self, now: datetime) -> bool:
         if self._current is None or self._version != self.store.version:
@@ -49,17 +61,27 @@ class AppState:
         until = self._current.valid_until
         return until is None or now < until
 
-    def current(self) -> CurrentOffers:
-        now = self.clock()
+    def fresh_current(self) -> CurrentOffers | None:
+        """The current offers if they are loaded and still valid, without touching the database."""
         with self._lock:
-            if not self._fresh(now):
-                version = self.store.version
-                self._current = current_offers(self.store.cursor(), now)
-                self._version = version
+            return self._current if self._fresh(self.clock()) else None
+
+    def current(self) -> CurrentOffers:
+        loaded = self.fresh_current()
+        if loaded is not None:
+            return loaded
+        now = self.clock()
+        with self._refresh:  # one reload at a time; the answers lock stays free meanwhile
+            with self._lock:
+                if self._fresh(now):
+                    assert self._current is not None
+                    return self._current
+            version = self.store.version
+            current = current_offers(self.cursor(), now)
+            with self._lock:
+                self._current, self._version = current, version
                 self._answers.clear()
-                self._raw.clear()
-            assert self._current is not None
-            return self._current
+            return current
 
     def cached(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], Any]) -> bytes:
         """The JSON bytes answering `key`, built from current offers at most once per data change."""
@@ -69,25 +91,20 @@ class AppState:
         """Like `cached`, for answers that are not JSON (CSV, Parquet, Atom, with their headers)."""
         current = self.current()
         with self._lock:
-            body = self._answers.get(key)
+            body = self._answers.get(("answer", key))
             if body is not None:
-                self._answers.move_to_end(key)
                 return body
         body = build(current)
         with self._lock:
             if self._current is current:
-                self._answers[key] = body
-                if len(self._answers) > CACHE_ENTRIES:
-                    self._answers.popitem(last=False)
+                self._answers.put(("answer", key), body)
         return body
 
     def remember_raw(self, path: str, query: bytes, body: bytes) -> None:
         """Keep a successful answer under the exact request that produced it."""
         with self._lock:
             if self._fresh(self.clock()):
-                self._raw[(path, query)] = body
-                if len(self._raw) > CACHE_ENTRIES:
-                    self._raw.popitem(last=False)
+                self._answers.put(("raw", path, query), body)
 
     def lookup_raw(self, path: str, query: bytes) -> bytes | None:
         """The answer given to this exact request before, if the data has not changed since."""
@@ -95,4 +112,9 @@ class AppState:
         with self._lock:
             if not self._fresh(now):
                 return None
-            return self._raw.get((path, query))
+            return self._answers.get(("raw", path, query))
+
+    def cached_bytes(self) -> int:
+        """What the kept answers hold, as the cache counts it (bounded by GPUPRICE_ANSWER_CACHE_MB)."""
+        with self._lock:
+            return self._answers.bytes

@@ -13,6 +13,8 @@ from typing import Any
 
 import duckdb
 
+FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
+
 
 @dataclass(frozen=True)
 class HistoryQuery:
@@ -26,6 +28,7 @@ class HistoryQuery:
     include_unavailable: bool = True
     limit: int = 100  # series
     offset: int = 0
+    max_points: int | None = None  # refuse (TooManyPoints) a page holding more observations
 
 
 @dataclass
@@ -44,6 +47,14 @@ class Series:
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.provider, self.region, self.sku, self.pricing)
+
+
+class TooManyPoints(ValueError):
+    """The page's series hold more observations than `HistoryQuery.max_points`."""
+
+    def __init__(self, points: int, series: int, max_points: int) -> None:
+        super().__init__(f"{points:,} observations in {series:,} series, more than {max_points:,}")
+        self.points, self.series, self.max_points = points, series, max_points
 
 
 @dataclass(frozen=True)
@@ -89,7 +100,17 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
         clause, chosen = _in(column, {key[index] for key in page})
         narrowing.append(clause)
         narrow_values.extend(chosen)
-    rows = cur.execute(
+    wanted = set(page)
+    if query.max_points is not None:  # counted in the database before a row is turned into Python
+        counts = cur.execute(
+            f"SELECT provider, region, sku, pricing, count(*) FROM observations WHERE {where} AND "
+            f"{' AND '.join(narrowing)} GROUP BY ALL",
+            [*values, *narrow_values],
+        ).fetchall()
+        points = sum(n for *key, n in counts if tuple(key) in wanted)
+        if points > query.max_points:
+            raise TooManyPoints(points, len(page), query.max_points)
+    cur.execute(
         f"""
         SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
                observed_at, price, cny_per_hour, cny_per_gb_hour
@@ -98,11 +119,11 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
         ORDER BY provider, region, sku, pricing, observed_at, observation_id
         """,
         [*values, *narrow_values],
-    ).fetchall()
-    wanted = set(page)
+    )
     series: list[Series] = []
     current: Series | None = None
     count = 0
+    rows = (row for chunk in iter(lambda: cur.fetchmany(FETCH_ROWS), []) for row in chunk)
     for provider, region, sku, pricing, model, memory, gpus, currency, unit, at, price, per_hour, per_gb in rows:
         key = (provider, region, sku, pricing)
         if key not in wanted:  # the per-column filters can admit combinations outside the page

@@ -131,6 +131,11 @@ class Settings(BaseSettings):
     max_limit: int = 500
     # /cheapest with estimator inputs: a job fits a GPU when its per-GPU need ≤ this share of the card.
     gpu_memory_headroom: float = Field(default=0.90, gt=0.0, le=1.0)
+    # Answers that must neither freeze the server nor grow its memory (README "API under load").
+    answer_cache_mb: float = Field(default=64.0, ge=0.0)  # memory the cached answers may hold
+    api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work
+    api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
+    api_heavy_concurrency: int = Field(default=1, ge=1)  # heavy answers computed at once
 
     @field_validator("digest_time")
     @classmethod

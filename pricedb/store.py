@@ -310,6 +310,12 @@ class PriceStore:
             run.notes.append(f"withdrew {len(gone) - len(held)} offer(s) the source no longer lists")
         return held
 
+    def last_export_in_memory(self) -> tuple[bool, ExportAttempt | None]:
+        """(fresh, attempt): the remembered export attempt and whether no write has happened since
+        it was read, so /healthz can answer on the event loop without a query."""
+        version, memo = self._last_export
+        return version == self.version, memo
+
     def last_export(self) -> ExportAttempt | None:
         """The newest attempt to write the export files, read again only after a write (/healthz
         asks for it on every probe; `version` moves with every write, this one's included)."""

@@ -8,12 +8,13 @@ from fastapi.responses import Response
 from api.answers import cheapest_answer
 from api.filters import CheapestParams
 from api.routes.deps import State, json_response
+from api.routes.responses import errors
 
 router = APIRouter(tags=["cheapest"])
 
 
-@router.get("/cheapest")
-async def cheapest(request: Request, params: Annotated[CheapestParams, Query()], state: State) -> Response:
+@router.get("/cheapest", responses=errors(422))
+def cheapest(request: Request, params: Annotated[CheapestParams, Query()], state: State) -> Response:
     """Ranked cheapest viable options for `mem` GB of GPU memory over `hours` of wall-clock time, or
     for a job described by the estimator's inputs (`model` or `params`, `workload`, … as `/estimate`).
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from api.state import AppState
+
+T = TypeVar("T")
 
 
 def get_state(request: Request) -> AppState:
@@ -19,3 +23,9 @@ State = Annotated[AppState, Depends(get_state)]
 
 def json_response(body: bytes) -> Response:
     return Response(content=body, media_type="application/json")
+
+
+async def off_the_loop(state: AppState, work: Callable[[], T], heavy: bool) -> T:
+    """`work()` in a worker thread; a heavy one (reading the observations: history, a past day, a
+    digest built on demand) through the heavy-answer gate, with its slot and budget (api.budget)."""
+    return await state.heavy.run(work) if heavy else await run_in_threadpool(work)

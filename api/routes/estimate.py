@@ -8,12 +8,13 @@ from fastapi.responses import Response
 from api.answers import estimate_answer
 from api.filters import EstimateParams
 from api.routes.deps import json_response
+from api.routes.responses import errors
 
 router = APIRouter(tags=["estimate"])
 
 
-@router.get("/estimate")
-async def estimate(params: Annotated[EstimateParams, Query()]) -> Response:
+@router.get("/estimate", responses=errors(422))
+def estimate(params: Annotated[EstimateParams, Query()]) -> Response:
     """GPU memory a workload needs, in GiB (the unit cards are sold in): `model` (catalog name or
     Hugging Face id) or `params` (`7B`), `workload` (inference, lora, qlora, full_finetune),
     `precision`, `context`, `batch`, `gpus`, `zero`, `gradient_checkpointing`, `optimizer`,

@@ -8,27 +8,28 @@ from fastapi.responses import Response
 from api.answers import offers_answer
 from api.filters import DatedOffersParams, HistoryParams
 from api.history import history_answer
-from api.routes.deps import State, json_response
+from api.routes.deps import State, json_response, off_the_loop
+from api.routes.responses import errors
 
 router = APIRouter(tags=["offers"])
 
 
-@router.get("/offers")
+@router.get("/offers", responses=errors(422, 503))
 async def offers(request: Request, params: Annotated[DatedOffersParams, Query()], state: State) -> Response:
     """Current offers (the latest good observation of each), filterable like `/cheapest` and
     sortable (`sort`, `desc`), with every normalized figure and the FX rate used. With
     `date=YYYY-MM-DD`: the market at the end of that UTC day (offers withdrawn by then left out,
     staleness as of then)."""
-    body = offers_answer(state, params)
+    body = await off_the_loop(state, lambda: offers_answer(state, params), heavy=bool(params.date))
     state.remember_raw(request.url.path, request.scope["query_string"], body)
     return json_response(body)
 
 
-@router.get("/offers/history")
+@router.get("/offers/history", responses=errors(422, 503))
 async def offers_history(params: Annotated[HistoryParams, Query()], state: State) -> Response:
     """Observations over time, one series per offer (provider, region, sku, pricing), each point
     with `observed_at`, the native `price`, `cny_per_hour` and `cny_per_gb_hour`. Filters as
     `/offers` plus `sku`; `since`/`until` are ISO dates or date-times (UTC unless an offset is
     given; a bare `until` date includes that whole day; default: the last 30 days). Series are
     paged with `limit`/`offset`."""
-    return json_response(history_answer(state, params))
+    return json_response(await off_the_loop(state, lambda: history_answer(state, params), heavy=True))
