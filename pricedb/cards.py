@@ -52,8 +52,12 @@ class Card:
 
     @property
     def form_factor_class(self) -> str:
-        """SXM (any generation) or PCIe: what a name that says only "SXM" or "PCIe" is matched against."""
-        return "SXM" if self.form_factor.upper().startswith("SXM") else "PCIe"
+        return _form_factor_class(self.form_factor)
+
+
+def _form_factor_class(form_factor: str) -> str:
+    """SXM (any generation) or PCIe: what a name that says only "SXM" or "PCIe" is matched against."""
+    return "SXM" if form_factor.upper().startswith("SXM") else "PCIe"
 
 
 _A100_BAND = (0.1, 12.0)
@@ -111,13 +115,14 @@ def memory_sizes(model: str) -> tuple[float, ...]:
 
 def card(model: str, memory_gb: float, form_factor: str | None = None) -> Card | None:
     """The card of `model` sold with `memory_gb`; `form_factor` ("SXM4", "SXM", "PCIe") picks among its
-    variants, and without it the PCIe one (the slower: an estimate must not promise the faster card)."""
+    variants. Without one, or with one the model is not sold in, the PCIe variant: the slower, so an
+    estimate never promises the faster card. None for a model or size the table does not know."""
     variants = [c for c in CARDS if c.model == model and c.memory_gb == memory_gb]
     if form_factor:
-        wanted = "SXM" if form_factor.upper().startswith("SXM") else "PCIe"
+        wanted = _form_factor_class(form_factor)
         variants = [c for c in variants if c.form_factor_class == wanted] or variants
     pcie = [c for c in variants if c.form_factor_class == "PCIe"]
-    return (pcie or variants or [None])[0]
+    return next(iter(pcie or variants), None)
 
 
 def nearest_known_size(model: str, reported_gb: float, tolerance: float = 0.07) -> float | None:
