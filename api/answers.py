@@ -12,9 +12,9 @@ from api.cheapest_estimate import EstimateJudge
 from api.filters import CheapestParams, EstimateParams, OfferFilters, OffersParams, known_providers
 from api.history import day_snapshot
 from api.state import AppState, dumps
+from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, provider_states
 from pricedb.settings import Settings
-from pricedb.sheet import SHEET_COLUMNS, sheet_value
 
 
 def _echo(params: CheapestParams, settings: Settings) -> dict[str, Any]:

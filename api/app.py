@@ -27,10 +27,10 @@ from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from pricedb.version import VERSION
 
 log = get_logger("gpuprice.api")
 
-VERSION = "0.1.0"
 # How long a thread may hold the interpreter while another waits for it (Python's default: 5 ms).
 # Heavy answers run Python in worker threads; at 1 ms the event loop gets the interpreter back
 # quickly enough that /healthz stays well under 100 ms while they run (benchmarks/api_under_load.py).

@@ -30,14 +30,15 @@ from api.estimator import (
     decode_throughput,
     per_gpu_plan,
 )
+from api.estimator.throughput import REFERENCE_CARD
 from pricedb.queries import Offer
 
 VIABILITY_RULE = (
     "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
     "≤ usable_gb = gpu_memory_gb × headroom on each of its GPUs"
 )
-# GPU models whose memory bandwidth the throughput estimate knows (api/estimator/throughput.py).
-THROUGHPUT_GPUS = ("A100",)
+# GPU models the throughput estimate is made for: the card its efficiencies were fitted on.
+THROUGHPUT_GPUS = (REFERENCE_CARD,)
 THROUGHPUT_RULE = "tokens_per_s = batch / step time; cny_per_mtoken = cny_per_hour / (tokens_per_s × 3600) × 10^6"
 
 

@@ -24,16 +24,16 @@ from rich.markup import escape
 
 from api import exits, render, server_address
 from api.answers import cheapest_answer, estimate_answer, offers_answer, providers_answer
-from api.app import VERSION
 from api.errors import ApiError
 from api.exits import CliError, ServerUnavailable
 from api.filters import CheapestParams, DatedOffersParams, EstimateParams, EstimatorFields
 from api.state import AppState
-from pricedb.export import ExportFailed
 from pricedb.files import sweep_leftovers
+from pricedb.formats.exports import ExportFailed
 from pricedb.models import RunStatus
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, StoreBusy, StoreUnavailable
+from pricedb.version import VERSION
 
 console = Console()
 errors = Console(stderr=True)

@@ -37,11 +37,11 @@ from urllib.parse import quote_plus
 import httpx
 from pydantic import SecretStr
 
-from api.digest_render import title, to_markdown
 from collectors.errors import CollectorError
 from collectors.http import Http, make_client
 from pricedb import clock
 from pricedb.digest import record_delivery
+from pricedb.formats.digest_render import title, to_markdown
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore

@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 
 from api.delivery import deliver
-from api.digest_render import to_atom, to_markdown
 from api.errors import ApiError
 from api.filters import DigestParams
 from api.state import AppState, dumps, now_utc
+from pricedb.clock import iso_utc
 from pricedb.digest import (
     build_digest,
     day_window,
@@ -33,9 +33,10 @@ from pricedb.digest import (
     store_digest,
     yesterday,
 )
+from pricedb.formats.digest_render import to_atom, to_markdown
+from pricedb.queries import last_run_finished
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
-from pricedb.sheet import iso_utc
 from pricedb.store import PriceStore
 
 log = get_logger("gpuprice.digest")
@@ -92,8 +93,8 @@ def atom_answer(state: AppState, base_url: str) -> bytes:
         if digests:
             updated = max(d["built_at"] for d in digests)
         else:
-            row = cur.execute("SELECT max(finished_at) FROM runs").fetchone()
-            updated = iso_utc(row[0]) if row and row[0] else "1970-01-01T00:00:00Z"
+            finished = last_run_finished(cur)
+            updated = iso_utc(finished) if finished else "1970-01-01T00:00:00Z"
         return to_atom(digests, base_url, updated)
 
     return state.cached_value(("digest.atom", base_url), build)

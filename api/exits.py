@@ -5,7 +5,7 @@ it concerns, what to do — and ends the command with its status here, never wit
 
 from __future__ import annotations
 
-from pricedb.export import ExportFailed
+from pricedb.formats.exports import ExportFailed
 from pricedb.storefaults import StoreUnavailable
 
 OK = 0

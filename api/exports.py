@@ -16,10 +16,10 @@ from api.errors import ApiError
 from api.filters import ExportParams, ForeignParams, known_providers
 from api.history import day_snapshot
 from api.state import AppState
-from pricedb.gpuhunt import GPUHUNT_ALIASES, gpuhunt_csv, resolve
-from pricedb.queries import Offer
-from pricedb.sheet import csv_text, json_text, ndjson_text, parquet_bytes, sheet_row
-from pricedb.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, skypilot_vms_csv
+from pricedb.formats.gpuhunt import GPUHUNT_ALIASES, gpuhunt_csv, resolve
+from pricedb.formats.sheet import csv_text, json_text, ndjson_text, parquet_bytes, sheet_row
+from pricedb.formats.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, skypilot_vms_csv
+from pricedb.queries import Offer, last_run_finished
 
 MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -46,8 +46,7 @@ def _offers_and_moment(state: AppState, day: str | None) -> tuple[list[Offer], d
     if day:
         snapshot = day_snapshot(state, day)
         return snapshot.offers, snapshot.last_change
-    row = state.cursor().execute("SELECT max(finished_at) FROM runs").fetchone()
-    return state.current().offers, row[0] if row else None
+    return state.current().offers, last_run_finished(state.cursor())
 
 
 def export_answer(state: AppState, params: ExportParams) -> FileAnswer:

@@ -43,7 +43,7 @@ from api.params import (
     split_list,
 )
 from collectors.registry import COLLECTORS
-from pricedb.gpus import MODEL_FACTS
+from pricedb.cards import MODEL_FACTS
 from pricedb.models import Pricing
 
 

@@ -10,8 +10,8 @@ from api.errors import ApiError
 from api.filters import HistoryParams
 from api.params import parse_pricings, parse_regions, split_list
 from api.state import AppState, dumps
+from pricedb.clock import iso_utc
 from pricedb.history import HistoryQuery, TooManyPoints, history
-from pricedb.sheet import iso_utc
 from pricedb.snapshot import Snapshot, snapshot_of_day
 
 DEFAULT_HISTORY_DAYS = 30

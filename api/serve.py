@@ -16,12 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from api import server_address
-from api.app import VERSION, create_app
+from api.app import create_app
 from api.exits import ServerUnavailable
 from pricedb.files import sweep_leftovers
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from pricedb.version import VERSION
 
 log = get_logger("gpuprice.serve")
 

@@ -28,8 +28,9 @@ from collectors.errors import FetchError
 from collectors.retry import RETRYABLE_STATUS, RetryableStatus, RetryPolicy, with_retries
 from pricedb import clock, redact
 from pricedb.settings import Settings
+from pricedb.version import VERSION
 
-USER_AGENT = "gpuprice/0.1 (GPU rental price collector; https://github.com/gpuprice/gpuprice)"
+USER_AGENT = f"gpuprice/{VERSION} (GPU rental price collector; https://github.com/gpuprice/gpuprice)"
 
 Signer = Callable[[httpx.Request], None]
 ERROR_BODY_BYTES = 64 * 1024  # of an error answer, enough for the provider's words

@@ -40,7 +40,7 @@ from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.jsonapi import fetch_explained
-from pricedb.gpus import GpuSpec, UnknownGpu, identify
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 

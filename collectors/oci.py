@@ -8,7 +8,7 @@ Sources (the JSON behind https://www.oracle.com/cloud/costestimator.html):
   `items[]{partNumber, displayName, billingModel, pricetype, currencyCodeLocalizations[{currencyCode,
   prices[{model, value}]}]}`, prices in several currencies; the USD PAY_AS_YOU_GO one is taken.
 
-What is taken: every active, listed GPU shape whose name is an A100 in pricedb.gpus —
+What is taken: every active, listed GPU shape whose name is an A100 in pricedb.card_names —
 `BM.GPU4.8` (8 × A100 40GB, part B93544 "OCI - Compute - GPU - E4") and `BM.GPU.A100-v2.8`
 (8 × A100 80GB, part B95907 "Compute - GPU - A100 - v2"). The price is the sum of the shape's
 billed parts: a GPU shape's "ocpu" part is priced **per GPU-hour** (× `gpuQty`, as gpuhunt and
@@ -44,7 +44,8 @@ from pydantic import ValidationError
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
 from collectors.http import Http
-from pricedb.gpus import UnknownGpu, identify, nearest_known_size
+from pricedb.card_names import UnknownGpu, identify
+from pricedb.cards import nearest_known_size
 from pricedb.models import Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 

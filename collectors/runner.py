@@ -32,9 +32,10 @@ from collectors.registry import COLLECTORS
 from collectors.replay import Replay, ReplayTransport
 from collectors.sanity import check_quotes
 from pricedb import clock
-from pricedb.export import ExportFailed, write_current_exports
 from pricedb.files import workdir_prefix
+from pricedb.formats.exports import ExportFailed, write_current_exports
 from pricedb.models import Pricing, RunStatus
+from pricedb.queries import on_demand_cny_per_hour
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord
 
@@ -133,19 +134,6 @@ def _refused_notes(refused: list[dict[str, str]], limit: int = 20) -> list[str]:
     return notes
 
 
-def _stored_on_demand(store: PriceStore, provider: str) -> dict[tuple[str, str, str], float]:
-    rows = (
-        store.cursor()
-        .execute(
-            "SELECT provider, region, sku, cny_per_hour FROM offers "
-            "WHERE provider = ? AND pricing = 'on_demand' AND cny_per_hour IS NOT NULL",
-            [provider],
-        )
-        .fetchall()
-    )
-    return {(p, r, s): float(c) for p, r, s, c in rows}
-
-
 async def _write_exports(store: PriceStore, settings: Settings, run_id: int) -> str | None:
     """Write the price sheets after a run, which is already stored: a failure (folder not writable,
     disk full) is recorded on the run and returned, and the next providers' runs carry on."""
@@ -189,7 +177,7 @@ async def run_provider(
             notes.extend(_refused_notes(refused))
             if not parsed:
                 raise ParseError("the source answered but no quotes were found in it")
-            stored_on_demand = await asyncio.to_thread(_stored_on_demand, store, name)
+            stored_on_demand = await asyncio.to_thread(on_demand_cny_per_hour, store.cursor(), name)
             quotes, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
             rejected += [r.as_record() for r in rejections]
             rejected_offers = {r.quote.key: r.reason for r in rejections}

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pricedb.cards import MODEL_FACTS
 from pricedb.fx import FxTable
-from pricedb.gpus import MODEL_FACTS
 from pricedb.models import Pricing, Quote
 from pricedb.normalize import normalize
 from pricedb.settings import Settings

@@ -50,3 +50,8 @@ def pinned(moment: datetime) -> Iterator[datetime]:
         yield fixed
     finally:
         set_clock(previous)
+
+
+def iso_utc(moment: datetime) -> str:
+    """A moment as the answers write it: naive UTC (as stored) to whole seconds with "Z"; aware as is."""
+    return moment.replace(microsecond=0).isoformat() + "Z" if moment.tzinfo is None else moment.isoformat()

@@ -23,9 +23,9 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
+from pricedb.clock import iso_utc
 from pricedb.queries import Offer, coverage
 from pricedb.redact import redact
-from pricedb.sheet import iso_utc
 from pricedb.snapshot import snapshot_at
 from pricedb.store import PriceStore, utc_naive
 

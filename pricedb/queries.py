@@ -207,6 +207,24 @@ def last_export(cur: duckdb.DuckDBPyConnection) -> ExportAttempt | None:
     return ExportAttempt(*row) if row else None
 
 
+def last_run_finished(cur: duckdb.DuckDBPyConnection) -> datetime | None:
+    """When the newest run ended (any provider, any outcome): the data's Last-Modified and the
+    Atom feed's `updated` when no digest is stored yet. None before the first run."""
+    row = cur.execute("SELECT max(finished_at) FROM runs").fetchone()
+    return row[0] if row else None
+
+
+def on_demand_cny_per_hour(cur: duckdb.DuckDBPyConnection, provider: str) -> dict[tuple[str, str, str], float]:
+    """The provider's current on-demand prices in CNY per hour by (provider, region, sku): the sanity
+    checks hold a spot quote above its on-demand price against them."""
+    rows = cur.execute(
+        "SELECT provider, region, sku, cny_per_hour FROM offers "
+        "WHERE provider = ? AND pricing = 'on_demand' AND cny_per_hour IS NOT NULL",
+        [provider],
+    ).fetchall()
+    return {(p, r, s): float(c) for p, r, s, c in rows}
+
+
 def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[str]) -> list[ProviderState]:
     """Each provider's last run and how many of its offers are current and stale."""
     last = {

@@ -20,9 +20,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+import fixtures
 from pricedb import redact
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The share of a card a job may use (GPUPRICE_GPU_MEMORY_HEADROOM's default); the estimator's library
+# functions take it as their default when a caller has no settings.
+DEFAULT_GPU_MEMORY_HEADROOM = 0.90
 
 _PER_PROVIDER_SUFFIXES = {
     "_BASE_URL": "base_urls",
@@ -42,7 +45,7 @@ class Settings(BaseSettings):
 
     db: Path = Path("gpuprice.duckdb")
     export_dir: Path | None = None  # default: "exports" beside the database file
-    fixtures_dir: Path = PROJECT_ROOT / "fixtures"
+    fixtures_dir: Path = fixtures.FOLDER  # the recordings shipped with the package (offline mode)
     offline: bool = False
 
     hours_per_month: float = 730.0
@@ -130,7 +133,7 @@ class Settings(BaseSettings):
     port: int = 8000
     max_limit: int = 500
     # /cheapest with estimator inputs: a job fits a GPU when its per-GPU need ≤ this share of the card.
-    gpu_memory_headroom: float = Field(default=0.90, gt=0.0, le=1.0)
+    gpu_memory_headroom: float = Field(default=DEFAULT_GPU_MEMORY_HEADROOM, gt=0.0, le=1.0)
     # Answers that must neither freeze the server nor grow its memory (README "API under load").
     answer_cache_mb: float = Field(default=64.0, ge=0.0)  # memory the cached answers may hold
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work

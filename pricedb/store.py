@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -177,26 +177,37 @@ class PriceStore:
         with contextlib.suppress(duckdb.Error):
             self.conn.close()
 
-    @_storage_faults
-    def migrate(self) -> None:
-        cur = self.cursor()
-        cur.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)"
-        )
-        done = {row[0] for row in cur.execute("SELECT version FROM schema_migrations").fetchall()}
-        for version, name, statements in MIGRATIONS:
-            if version in done:
-                continue
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The one way to write: under the write lock, in one transaction on its own cursor. Committed
+        when the block ends, rolled back if it raises (the rollback never hides the block's error);
+        `version` moves after the commit, so readers' caches move on."""
+        with self._write_lock:
+            cur = self.cursor()
             cur.begin()
             try:
-                for statement in statements:
-                    cur.execute(statement)
-                cur.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, utc_naive(clock.now())])
+                yield cur
                 cur.commit()
             except Exception:
                 _rollback(cur)
                 raise
+            self.version += 1
+
+    @_storage_faults
+    def migrate(self) -> None:
+        with self._transaction() as cur:
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)"
+            )
+            done = {row[0] for row in cur.execute("SELECT version FROM schema_migrations").fetchall()}
+        for version, name, statements in MIGRATIONS:
+            if version in done:
+                continue
+            with self._transaction() as cur:
+                for statement in statements:
+                    cur.execute(statement)
+                cur.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, utc_naive(clock.now())])
 
     def schema_version(self) -> int:
         row = self.cursor().execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -205,17 +216,9 @@ class PriceStore:
     @_storage_faults
     def write(self, statements: Sequence[tuple[str, Sequence[object]]]) -> None:
         """Run a few writes in one transaction (digests, deliveries); readers' caches move on."""
-        with self._write_lock:
-            cur = self.cursor()
-            cur.begin()
-            try:
-                for sql, params in statements:
-                    cur.execute(sql, list(params))
-                cur.commit()
-            except Exception:
-                _rollback(cur)
-                raise
-            self.version += 1
+        with self._transaction() as cur:
+            for sql, params in statements:
+                cur.execute(sql, list(params))
 
     # ----- FX -------------------------------------------------------------------------------
     def fx_table(self) -> FxTable:
@@ -227,22 +230,14 @@ class PriceStore:
     @_storage_faults
     def record_fx(self, run: RunRecord, rates: Iterable[FxRate]) -> int:
         rates = list(rates)
-        with self._write_lock:
-            cur = self.cursor()
-            cur.begin()
-            try:
-                run_id = self._insert_run(cur, run, quote_count=len(rates))
-                if run.status is RunStatus.OK:
-                    cur.executemany(
-                        "INSERT OR REPLACE INTO fx_rates VALUES (?, ?, ?, ?, ?)",
-                        [[r.date, r.currency, r.rate, r.source, run_id] for r in rates],
-                    )
-                cur.commit()
-            except Exception:
-                _rollback(cur)
-                raise
-            self._fx = None
-            self.version += 1
+        with self._transaction() as cur:
+            run_id = self._insert_run(cur, run, quote_count=len(rates))
+            if run.status is RunStatus.OK:
+                cur.executemany(
+                    "INSERT OR REPLACE INTO fx_rates VALUES (?, ?, ?, ?, ?)",
+                    [[r.date, r.currency, r.rate, r.source, run_id] for r in rates],
+                )
+            self._fx = None  # read again after this write (harmless if it is rolled back)
         return run_id
 
     # ----- price runs -----------------------------------------------------------------------
@@ -258,35 +253,27 @@ class PriceStore:
         )
         placeholders = ", ".join("?" for _ in QUOTE_COLUMNS)
         covered = sorted(p.value for p in run.pricings)
-        with self._write_lock:
-            cur = self.cursor()
-            cur.begin()
-            try:
-                held: list[tuple[int, tuple[str, str, str, str], str]] = []
-                if run.status is RunStatus.OK:
-                    held = self._replaced_offers(cur, run, covered)
-                run_id = self._insert_run(cur, run, quote_count=len(rows))
-                if run.status is RunStatus.OK:
+        with self._transaction() as cur:
+            held: list[tuple[int, tuple[str, str, str, str], str]] = []
+            if run.status is RunStatus.OK:
+                held = self._replaced_offers(cur, run, covered)
+            run_id = self._insert_run(cur, run, quote_count=len(rows))
+            if run.status is RunStatus.OK:
+                cur.executemany(
+                    f"INSERT INTO observations VALUES (nextval('observation_ids'), {run_id}, {placeholders})",
+                    rows,
+                )
+                cur.execute(
+                    "DELETE FROM offers WHERE provider = ? AND list_contains(?, pricing) "
+                    "AND NOT list_contains(?, observation_id)",
+                    [run.provider, covered, [observation_id for observation_id, _, _ in held]],
+                )
+                cur.execute("INSERT INTO offers SELECT * FROM observations WHERE run_id = ?", [run_id])
+                if held:
                     cur.executemany(
-                        f"INSERT INTO observations VALUES (nextval('observation_ids'), {run_id}, {placeholders})",
-                        rows,
+                        "INSERT INTO held_offers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [[run_id, observation_id, *key, reason] for observation_id, key, reason in held],
                     )
-                    cur.execute(
-                        "DELETE FROM offers WHERE provider = ? AND list_contains(?, pricing) "
-                        "AND NOT list_contains(?, observation_id)",
-                        [run.provider, covered, [observation_id for observation_id, _, _ in held]],
-                    )
-                    cur.execute("INSERT INTO offers SELECT * FROM observations WHERE run_id = ?", [run_id])
-                    if held:
-                        cur.executemany(
-                            "INSERT INTO held_offers VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [[run_id, observation_id, *key, reason] for observation_id, key, reason in held],
-                        )
-                cur.commit()
-            except Exception:
-                _rollback(cur)
-                raise
-            self.version += 1
         return run_id
 
     def _replaced_offers(
@@ -329,12 +316,11 @@ class PriceStore:
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:
         """Record whether the export files were written after run `run_id` (error None: they were)."""
-        with self._write_lock:
-            self.cursor().execute(
+        with self._transaction() as cur:
+            cur.execute(
                 "UPDATE runs SET exported_at = ?, export_error = ? WHERE run_id = ?",
                 [utc_naive(clock.now()), error, run_id],
             )
-            self.version += 1
 
     def _insert_run(self, cur: duckdb.DuckDBPyConnection, run: RunRecord, quote_count: int) -> int:
         row = cur.execute("SELECT nextval('run_ids')").fetchone()

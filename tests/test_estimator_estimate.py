@@ -19,6 +19,7 @@ from api.estimator import (
     per_gpu_plan,
 )
 from api.estimator.formulas import GIB
+from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 CONTRACT_FIELDS = {"total_gb", "per_gpu_gb", "low_gb", "high_gb", "borderline", "breakdown", "assumptions"}
 BREAKDOWN_FIELDS = {"weights_gb", "kv_cache_gb", "activations_gb", "gradients_gb", "optimizer_gb", "overhead_gb"}
@@ -178,6 +179,17 @@ def test_borderline_when_the_band_straddles_a_card() -> None:
     assert any(line.startswith("Borderline") for line in est.assumptions)
     small = estimate(q(model="gpt2"))
     assert not small.borderline and small.borderline_cards_gb == []
+
+
+def test_borderline_reads_the_headroom_it_is_given() -> None:
+    """The usable share of a card is Settings.gpu_memory_headroom (0.90 by default), passed in."""
+    query = q(model="qwen2.5-14b", workload="lora", context=4096)
+    default = estimate(query)
+    assert estimate(query, headroom=DEFAULT_GPU_MEMORY_HEADROOM) == default
+    assert any("(36 GiB usable at 90%)" in line for line in default.assumptions)
+    strict = estimate(query, headroom=0.5)
+    assert default.borderline_cards_gb == [40] and strict.borderline_cards_gb == [40, 80]  # 40 GiB usable of 80
+    assert any("(20 GiB usable at 50%)" in line for line in strict.assumptions)
 
 
 # --- vLLM -------------------------------------------------------------------------------------

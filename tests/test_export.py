@@ -15,10 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.cli import main as cli
-from pricedb.export import write_current_exports
+from pricedb.formats.exports import write_current_exports
+from pricedb.formats.sheet import SHEET_COLUMNS
 from pricedb.models import Availability, Pricing, RunStatus, Unit
 from pricedb.settings import Settings
-from pricedb.sheet import SHEET_COLUMNS
 from pricedb.store import PriceStore
 from tests.helpers import NOW, make_quote, make_run, seed_fx, serving
 

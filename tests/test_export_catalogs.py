@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from pricedb.export import write_current_exports
+from pricedb.formats.exports import write_current_exports
+from pricedb.formats.sheet import SHEET_COLUMNS
 from pricedb.shapes import HostShape, host_shape
-from pricedb.sheet import SHEET_COLUMNS
 from pricedb.store import PriceStore
 from tests.conftest import fixture_bytes
 

@@ -40,7 +40,7 @@ from api.cli import main as cli
 from collectors.runner import collect
 from collectors.schedule import build_scheduler
 from pricedb import clock, files
-from pricedb.export import write_current_exports
+from pricedb.formats.exports import write_current_exports
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, StoreUnavailable
 from tests.conftest import OfflineRound
@@ -169,7 +169,7 @@ def test_exports_disk_full_loses_no_run(
         (ran,) = on_tiny_disk(exports, 256, [FILL, argv], tmp_path / "records")
         status, err = ran.status, ran.err
     else:  # no mount privileges here: the OS's answer is simulated where the sheets are written
-        from pricedb import export
+        from pricedb.formats import exports as export
 
         def full(rows: object, path: Path) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))

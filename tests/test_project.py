@@ -7,6 +7,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -46,3 +48,28 @@ def test_the_suite_cannot_reach_the_network() -> None:
 
     with pytest.raises(httpx.ConnectError, match="must not touch the network"):
         httpx.get("http://192.0.2.1/", timeout=1)  # TEST-NET-1: never routed
+
+
+def test_one_version_source(capsys: pytest.CaptureFixture[str]) -> None:
+    """pricedb/version.py is the only place the version is written: the package metadata, the CLI,
+    the API and the User-Agent all read it."""
+    from api.app import create_app
+    from api.cli import main
+    from collectors.http import USER_AGENT
+    from pricedb.version import VERSION
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pricedb.version.VERSION"}
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out == f"gpuprice {VERSION}\n"
+    assert create_app(schedule=False).version == VERSION
+    assert USER_AGENT.startswith(f"gpuprice/{VERSION} ")
+    written = [
+        path.relative_to(ROOT).as_posix()
+        for folder in ("api", "collectors", "pricedb")
+        for path in (ROOT / folder).rglob("*.py")
+        if re.search(r"""["']0\.1\.0["']""", path.read_text(encoding="utf-8"))
+    ]
+    assert written == ["pricedb/version.py"]

@@ -199,11 +199,10 @@ def test_answers_without_any_a100_offer_are_a_parse_error(collector: TencentColl
 
 
 def test_fixtures_are_what_the_builder_writes(tmp_path: Path) -> None:
-    """The recorded answers are generated (fixtures/tencent/build_fixtures.py); they must not drift."""
-    import runpy
+    """The recorded answers are generated (tests/fixture_builders/tencent.py); they must not drift."""
+    from tests.fixture_builders.tencent import ANSWERS
 
-    module = runpy.run_path(str(FIXTURES / "tencent" / "build_fixtures.py"))
-    for (region, charge), expected in module["ANSWERS"].items():
+    for (region, charge), expected in ANSWERS.items():
         assert answer(region, charge)["Response"]["InstanceTypeQuotaSet"] == expected
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from pricedb.cards import memory_sizes
+from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
+
 from . import formulas as f
 from .errors import EstimatorError
 from .layouts import Infeasible, Layout, layout_for
@@ -23,10 +26,10 @@ from .resolution import (
     resolve,
     weight_bits,
 )
-from .throughput import decode_step
+from .throughput import REFERENCE_CARD, decode_step
 
-CARD_SIZES_GB = (40, 80)
-USABLE_FRACTION = 0.9  # a job should fit 90% of a card (CONTRACT headroom default)
+# The card sizes `borderline` speaks of: the reference card's, from the card table (40 and 80 GiB).
+CARD_SIZES_GB = tuple(int(size) for size in memory_sizes(REFERENCE_CARD))
 BAND_FLOOR = (0.15, 0.20)  # ESTIMATOR.md §3: low ×0.85, high ×1.2 at least
 BAND_FLOOR_INT4_INFERENCE = (0.15, 0.25)  # int4 kernels' dequantization workspaces (ESTIMATOR.md §3)
 
@@ -67,10 +70,10 @@ def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
     return low, high, reason
 
 
-def _borderline(low_gb: float, high_gb: float) -> list[int]:
-    """Card sizes whose fit the band leaves open: the band reaches above the usable 90% of the card
-    while its low end is still below the card's size."""
-    return [size for size in CARD_SIZES_GB if low_gb < size and high_gb > USABLE_FRACTION * size]
+def _borderline(low_gb: float, high_gb: float, headroom: float) -> list[int]:
+    """Card sizes whose fit the band leaves open: the band reaches above the usable part of the card
+    (`headroom`, 90% by default) while its low end is still below the card's size."""
+    return [size for size in CARD_SIZES_GB if low_gb < size and high_gb > headroom * size]
 
 
 # --- public -----------------------------------------------------------------------------------
@@ -102,7 +105,7 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _build(query: EstimateQuery) -> Estimate:
+def _build(query: EstimateQuery, headroom: float) -> Estimate:
     check_combinations(query)
     r = resolve(query)
     n = query.gpus
@@ -113,7 +116,7 @@ def _build(query: EstimateQuery) -> Estimate:
     per_gpu = layout.total
     low, high, band_reason = _band(layout, query)
     context = context_for(query, r)
-    cards = _borderline(low / f.GIB, high / f.GIB)
+    cards = _borderline(low / f.GIB, high / f.GIB, headroom)
 
     assumptions = ['Sizes in GiB (2^30 bytes), the unit cards are sold in: an "80GB" A100 holds 80 GiB.']
     assumptions += list(r.notes)
@@ -150,7 +153,7 @@ def _build(query: EstimateQuery) -> Estimate:
         assumptions.append(
             "Borderline: the per-GPU band "
             f"{low / f.GIB:.1f}–{high / f.GIB:.1f} GiB straddles "
-            + " and ".join(f"the {c} GiB card ({USABLE_FRACTION * c:.0f} GiB usable at 90%)" for c in cards)
+            + " and ".join(f"the {c} GiB card ({headroom * c:.0f} GiB usable at {headroom:.0%})" for c in cards)
             + ": measure before committing."
         )
     if query.workload.training:
@@ -218,18 +221,19 @@ def _trainable(query: EstimateQuery, r: Resolved) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _cached_build(query: EstimateQuery, fields_set: frozenset[str]) -> Estimate:
+def _cached_build(query: EstimateQuery, fields_set: frozenset[str], headroom: float) -> Estimate:
     # fields_set is part of the key: equal queries differ in which defaults were stated explicitly,
     # which changes the warnings and the "Defaults used" line.
-    return _build(query)
+    return _build(query, headroom)
 
 
-def cached_estimate(query: EstimateQuery) -> Estimate:
+def cached_estimate(query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> Estimate:
     """`estimate(query)` shared from the cache: read it, never change it (plan.py reads only)."""
-    return _cached_build(query, frozenset(query.model_fields_set))
+    return _cached_build(query, frozenset(query.model_fields_set), headroom)
 
 
-def estimate(query: EstimateQuery) -> Estimate:
+def estimate(query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> Estimate:
     """The memory `query` needs, per GPU and in total, with its breakdown, band and assumptions.
-    Raises EstimatorError (a ValueError naming the parameter) for impossible queries."""
-    return cached_estimate(query).model_copy(deep=True)
+    `headroom` is the share of a card a job may use (Settings.gpu_memory_headroom), which decides
+    `borderline`. Raises EstimatorError (a ValueError naming the parameter) for impossible queries."""
+    return cached_estimate(query, headroom).model_copy(deep=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
+
 from .errors import EstimatorError
-from .estimate import USABLE_FRACTION, cached_estimate
+from .estimate import cached_estimate
 from .models import Estimate, EstimateQuery
 
 
@@ -25,8 +27,9 @@ class GpuPlan:
     feasible: bool
     reason: str | None = None
 
-    def fits(self, gpu_memory_gb: float, headroom: float = USABLE_FRACTION) -> bool:
-        """Viable on cards of `gpu_memory_gb` when the high end fits `headroom` of each card."""
+    def fits(self, gpu_memory_gb: float, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> bool:
+        """Viable on cards of `gpu_memory_gb` when the high end fits `headroom` of each card (the caller's
+        Settings.gpu_memory_headroom; by default that setting's default)."""
         return self.feasible and self.need_gb <= gpu_memory_gb * headroom
 
 

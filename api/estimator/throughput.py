@@ -15,18 +15,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from pricedb.cards import card, memory_sizes
+
 from . import formulas as f
 from .errors import EstimatorError
 from .models import Engine, Estimate, EstimateQuery
 from .resolution import Resolved, context_for, kv_element_bytes, resolve, weight_bits
 
-# Peak HBM bandwidth in GB/s (10^9 bytes/s), NVIDIA A100 datasheet.
-A100_BANDWIDTH_GB_S = {
-    (40.0, "SXM4"): 1555.0,
-    (40.0, "PCIe"): 1555.0,
-    (80.0, "SXM4"): 2039.0,
-    (80.0, "PCIe"): 1935.0,
-}
+# The card the estimator speaks of: the efficiency factors below were fitted on it, its bandwidths
+# (from the card table) drive the throughput, and its sizes are those `borderline` names.
+REFERENCE_CARD = "A100"
 
 # Fitted to QwenLM/Qwen README "Inference Performance" (A100-SXM4-80G, batch 1, 2048 generated tokens):
 # HF bf16 Qwen-1.8B/7B/14B run at ~0.75 ms per layer per token whatever their size (launch-bound),
@@ -99,11 +97,13 @@ class Throughput:
 
 
 def gpu_bandwidth_gb_s(gpu_memory_gb: float, form_factor: str | None = None) -> float:
-    """A100 peak memory bandwidth for a card size and form factor (`SXM4`/`PCIe`). An 80 GiB card
-    of unknown form factor is taken as PCIe (the slower, 1,935 GB/s)."""
-    size = 80.0 if gpu_memory_gb >= 60 else 40.0
-    ff = "SXM4" if form_factor and form_factor.upper().startswith("SXM") else "PCIe"
-    return A100_BANDWIDTH_GB_S[(size, ff)]
+    """A100 peak memory bandwidth (pricedb.cards) for the nearest size it is sold in (halfway: the
+    larger) and a form factor (`SXM4`/`PCIe`). An 80 GiB card of unknown form factor is taken as PCIe
+    (the slower, 1,935 GB/s)."""
+    size = min(memory_sizes(REFERENCE_CARD), key=lambda sold: (abs(sold - gpu_memory_gb), -sold))
+    found = card(REFERENCE_CARD, size, form_factor)
+    assert found is not None and found.bandwidth_gb_s is not None, "the card table states every A100's bandwidth"
+    return found.bandwidth_gb_s
 
 
 def decode_throughput(

@@ -16,8 +16,8 @@ from api.exports import FileAnswer, export_answer, gpuhunt_answer, skypilot_answ
 from api.filters import ExportParams, ForeignParams, known_providers
 from api.routes.deps import State, off_the_loop
 from api.routes.responses import BINARY, TEXT, errors, file
-from pricedb.gpuhunt import GPUHUNT_ALIASES
-from pricedb.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED
+from pricedb.formats.gpuhunt import GPUHUNT_ALIASES
+from pricedb.formats.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED
 
 router = APIRouter(tags=["export"])
 

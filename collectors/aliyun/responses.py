@@ -24,7 +24,8 @@ from typing import Any
 from collectors.aliyun.api import json_object
 from collectors.base import RawResponse
 from collectors.errors import ParseError
-from pricedb.gpus import UnknownGpu, identify, nearest_known_size
+from pricedb.card_names import UnknownGpu, identify
+from pricedb.cards import nearest_known_size
 from pricedb.shapes import host_fields
 
 # The A100 instance families (GPU compute-optimized, 8-GPU HGX boards with NVLink/NVSwitch):

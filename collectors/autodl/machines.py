@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import ParseError
-from pricedb.gpus import GpuSpec, UnknownGpu, identify, nearest_known_size
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
+from pricedb.cards import nearest_known_size
 from pricedb.shapes import host_fields
 
 # payg_price and the machine_sku_info prices are integers; AutoDL does not document their unit.

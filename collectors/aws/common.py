@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from pricedb.gpus import identify
+from pricedb.card_names import identify
 from pricedb.models import Pricing, Quote, Unit
 
 PROVIDER = "aws"
 
 # Instance type -> GPUs per instance. p4d = 8 x A100 40GB SXM4; p4de = 8 x A100 80GB SXM4 (AWS's own
-# DescribeInstanceTypes misreports p4de's memory; the GPU table in pricedb.gpus knows better).
+# DescribeInstanceTypes misreports p4de's memory; the GPU table in pricedb.card_names knows better).
 A100_INSTANCE_TYPES: dict[str, int] = {"p4d.24xlarge": 8, "p4de.24xlarge": 8}
 
 # Linux instances are billed per second with a 60-second minimum (on-demand, spot and reserved alike).

@@ -44,7 +44,7 @@ Quirks:
 - The same offer can appear twice (several meters, legacy and current product names): the row
   with the latest `effectiveStartDate` is kept and the quote notes the others.
 - The API does not say how many GPUs a VM has: `rows.GPU_COUNT` is the one table of the SKUs taken
-  (memory, form factor and interconnect come from `pricedb.gpus.identify`); any other SKU is dropped.
+  (memory, form factor and interconnect come from `pricedb.card_names.identify`); any other SKU is dropped.
 - NC A100 v4 rows use new-style names (`skuName` "Standard_NC24ads_A100_v4", `meterName`
   "NC24ads_A100_v4", product "NCads A100 v4 Series Linux"); the others use the classic style
   ("ND96amsr A100 v4 Spot"). Nothing here depends on either.
@@ -71,7 +71,7 @@ from collectors.azure.rows import GPU_COUNT, SKIP_FIVE_YEAR, classify, items_of,
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
 from collectors.http import Http
-from pricedb.gpus import identify
+from pricedb.card_names import identify
 from pricedb.models import Pricing, Quote, Unit
 from pricedb.redact import get_logger
 

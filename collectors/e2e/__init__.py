@@ -39,7 +39,7 @@ from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.e2e.page import TERM_DAYS, PlanRow, Price, Term, gpu_count_of, gpu_memory_of, gpu_tables, plan_rows
 from collectors.errors import ParseError
 from collectors.http import Http
-from pricedb.gpus import UnknownGpu, identify
+from pricedb.card_names import UnknownGpu, identify
 from pricedb.models import Pricing, Quote, Unit
 
 __all__ = ["PRICING_URL", "E2eCollector"]

@@ -52,7 +52,7 @@ from collectors.gcp.catalog import KEY_SETTING, SKUS_URL, walk
 from collectors.gcp.machines import MACHINE_TYPES, Composition, build_table, compose
 from collectors.gcp.skus import Component, Part, classify, fetched_at, skus_of
 from collectors.http import Http
-from pricedb.gpus import identify
+from pricedb.card_names import identify
 from pricedb.models import Pricing, Quote, Unit
 from pricedb.redact import get_logger
 

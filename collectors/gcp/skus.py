@@ -17,7 +17,7 @@ from typing import Any
 
 from collectors.base import RawResponse
 from collectors.errors import ParseError
-from pricedb.gpus import UnknownGpu, identify
+from pricedb.card_names import UnknownGpu, identify
 from pricedb.models import Pricing
 
 

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from collectors.base import RawResponse
 from collectors.errors import ParseError
-from pricedb.gpus import MODEL_FACTS, GpuSpec, UnknownGpu, identify
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
+from pricedb.cards import MODEL_FACTS
 from pricedb.models import Availability, Pricing, Quote, Unit
 
 REQUIRED = (

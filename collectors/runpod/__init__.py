@@ -4,7 +4,7 @@ Source: `POST https://api.runpod.io/graphql` (JSON `{"query": ...}`), two kinds 
 
 1. `query GpuTypeList { gpuTypes { id displayName memoryInGb maxGpuCount maxGpuCountSecureCloud
    maxGpuCountCommunityCloud secureCloud communityCloud } }` — which GPU types exist; the A100 ones
-   are picked by id with `pricedb.gpus.identify` ("NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-80GB");
+   are picked by id with `pricedb.card_names.identify` ("NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-80GB");
 2. per A100 type, `gpuTypes(input: {id: "..."})` with its prices (`securePrice`, `communityPrice`,
    `secureSpotPrice`, `communitySpotPrice`, `oneMonthPrice`, `threeMonthPrice`, `sixMonthPrice`) and,
    per cloud and GPU count up to the type's maximum for that cloud, one aliased

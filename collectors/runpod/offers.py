@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from collectors.base import RawResponse
 from collectors.errors import ParseError
 from collectors.runpod.graphql import gpu_types_of, parse_alias
-from pricedb.gpus import GpuSpec, UnknownGpu, identify
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 

@@ -17,7 +17,7 @@ Item fields (CVM API data structure `InstanceTypeQuotaItem`; SDK `tencentcloud/c
   five-year prices are not collected. Numbers may come as strings ("100.000000") or be 0 or null
   for "not applicable"; 0 and null mean no price.
 
-A100 detection: `InstanceType` through the GPU table (pricedb.gpus: `GT4.*` = A100 40GB SXM4 NVLink);
+A100 detection: `InstanceType` through the GPU table (pricedb.card_names: `GT4.*` = A100 40GB SXM4 NVLink);
 any other item whose `TypeName` or `Remark` says "A100" is taken only when that text also states
 the memory (40/80 GB). An A100 of unstated memory (so far HCCPNV4h, asked for because Tencent
 documents it as an A100 family) is skipped with a run note, never guessed. The GPU count is read
@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from collectors.base import RawResponse
 from collectors.errors import ParseError
 from collectors.tencent.api import CHARGE_TYPES, FAMILIES, parse_label, source_url
-from pricedb.gpus import GpuSpec, UnknownGpu, identify
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, PriceStep, Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 

@@ -32,7 +32,7 @@ second; prices are whatever the hosts ask, tax not stated.
 
 Quirks, and how they are handled:
 - Marketplace data is noisy: an offer whose price per GPU lies outside the A100's plausible band
-  (`pricedb.gpus.MODEL_FACTS`, the run-time sanity band) is left out of its group and counted in
+  (`pricedb.cards.MODEL_FACTS`, the run-time sanity band) is left out of its group and counted in
   the group's notes, so one odd host neither drags the group's offer out of the band nor stands
   for it; one dear host only moves the median.
 - Fields may be null (`cpu_cores`, `geolocation`, `gpu_ram`, `storage_cost`): offers without what
@@ -63,7 +63,7 @@ from collectors.http import Http
 from collectors.market import amount, summarize
 from collectors.vast.offers import Group, Listing, plausible, read_offer
 from collectors.vast.query import BUNDLES_URL, LIMIT, SEARCH_TYPE, search
-from pricedb.gpus import MODEL_FACTS
+from pricedb.cards import MODEL_FACTS
 from pricedb.models import Availability, Pricing, Quote, Unit
 from pricedb.redact import get_logger
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import ParseError
-from pricedb.gpus import MODEL_FACTS, GpuSpec, nearest_known_size
+from pricedb.card_names import GpuSpec
+from pricedb.cards import MODEL_FACTS, nearest_known_size
 from pricedb.models import Pricing
 from pricedb.shapes import host_fields
 
@@ -147,7 +148,7 @@ def _host(offer: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def plausible(listing: Listing) -> bool:
-    """Within the A100's plausible USD per GPU-hour band (pricedb.gpus.MODEL_FACTS), the same band
+    """Within the A100's plausible USD per GPU-hour band (pricedb.cards.MODEL_FACTS), the same band
     the run-time sanity checks apply: a host outside it is left out of its group, so one odd host
     can neither drag the group's offer out of the band (and get it rejected) nor stand for it."""
     low, high = MODEL_FACTS["A100"].usd_per_gpu_hour

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from collectors.base import RawResponse
 from collectors.errors import ParseError
-from pricedb.gpus import GpuSpec, UnknownGpu, identify
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
 from pricedb.settings import Settings
 from pricedb.shapes import host_fields

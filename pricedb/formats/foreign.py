@@ -1,4 +1,4 @@
-"""What the writers of other tools' catalog formats share (pricedb.skypilot, pricedb.gpuhunt):
+"""What the writers of other tools' catalog formats share (pricedb.formats.skypilot, pricedb.formats.gpuhunt):
 the sheet they return, and USD per instance-hour for any offer.
 
 Both formats are hourly rentals in USD: only on-demand and spot offers are written; a price in

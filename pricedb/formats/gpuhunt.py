@@ -24,11 +24,11 @@ import io
 import json
 from collections.abc import Iterable
 
-from pricedb.foreign import HOURLY, ForeignSheet, UsdPricer
+from pricedb.clock import iso_utc
+from pricedb.formats.foreign import HOURLY, ForeignSheet, UsdPricer
 from pricedb.fx import FxTable
 from pricedb.queries import Offer
 from pricedb.shapes import host_shape
-from pricedb.sheet import iso_utc
 
 GPUHUNT_COLUMNS = ["instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name", "gpu_memory",
                    "spot", "disk_size", "gpu_vendor", "flags", "cpu_arch", "provider_data"]  # fmt: skip

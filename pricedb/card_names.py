@@ -1,4 +1,4 @@
-"""One table from the names providers use to what the GPU is.
+"""From the names providers use to the card they mean (the cards' figures are in pricedb/cards.py).
 
 Providers name the same card many ways (`A100-SXM4-80GB`, `A100 PCIE`, `nvidia-a100-80gb`,
 `p4de.24xlarge`, `NC24ads A100 v4`). Rules are tried in order, most specific first, so an 80GB card
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from pricedb.cards import card, memory_sizes
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,28 +31,25 @@ class GpuSpec:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class GpuModelFacts:
-    """Facts per model: the memory sizes it is sold in and a plausible rental price band."""
+def _named(model: str, memory_gb: float, form_factor: str | None = None) -> GpuSpec:
+    """A rule's answer, taken from the card table (a rule naming a card the table lacks fails at import).
+    Without `form_factor` the name says only the model and memory: form factor and interconnect unknown."""
+    if form_factor is None:
+        if memory_gb not in memory_sizes(model):
+            raise LookupError(f"the card table has no {model} with {memory_gb:g} GB")
+        return GpuSpec(model, memory_gb)
+    found = card(model, memory_gb, form_factor)
+    if found is None or found.form_factor != form_factor:
+        raise LookupError(f"the card table has no {model} {form_factor} with {memory_gb:g} GB")
+    return GpuSpec(found.model, found.memory_gb, found.form_factor, found.interconnect)
 
-    memory_sizes_gb: frozenset[float]
-    usd_per_gpu_hour: tuple[float, float]
 
-
-MODEL_FACTS: dict[str, GpuModelFacts] = {
-    "A100": GpuModelFacts(frozenset({40.0, 80.0}), (0.1, 12.0)),
-    "A800": GpuModelFacts(frozenset({40.0, 80.0}), (0.1, 12.0)),
-    "H100": GpuModelFacts(frozenset({80.0, 94.0}), (0.3, 20.0)),
-    "H800": GpuModelFacts(frozenset({80.0}), (0.3, 20.0)),
-    "H200": GpuModelFacts(frozenset({141.0}), (0.5, 25.0)),
-}
-
-A100_40_SXM = GpuSpec("A100", 40.0, "SXM4", "NVLink")
-A100_80_SXM = GpuSpec("A100", 80.0, "SXM4", "NVLink")
-A100_40_PCIE = GpuSpec("A100", 40.0, "PCIe", "PCIe")
-A100_80_PCIE = GpuSpec("A100", 80.0, "PCIe", "PCIe")
-A100_40 = GpuSpec("A100", 40.0)
-A100_80 = GpuSpec("A100", 80.0)
+A100_40_SXM = _named("A100", 40.0, "SXM4")
+A100_80_SXM = _named("A100", 80.0, "SXM4")
+A100_40_PCIE = _named("A100", 40.0, "PCIe")
+A100_80_PCIE = _named("A100", 80.0, "PCIe")
+A100_40 = _named("A100", 40.0)
+A100_80 = _named("A100", 80.0)
 
 _NOT_80 = r"(?!.*80\s*g)"  # refuse names that mention 80GB anywhere after this point
 
@@ -102,15 +101,3 @@ def identify(name: str, memory_gb: float | None = None) -> GpuSpec:
                 return GpuSpec(spec.model, memory_gb, spec.form_factor, spec.interconnect)
             return spec
     raise UnknownGpu(f"no GPU rule matches {name!r}")
-
-
-def nearest_known_size(model: str, reported_gb: float, tolerance: float = 0.07) -> float | None:
-    """Marketing size (40, 80, …) for a reported size in GB or GiB within `tolerance`, else None.
-    Providers report 40960 MiB, 39.4 GiB usable or 42.5 GB for the same 40GB card."""
-    facts = MODEL_FACTS.get(model)
-    if facts is None:
-        return None
-    for size in sorted(facts.memory_sizes_gb):
-        if abs(reported_gb - size) <= size * tolerance:
-            return size
-    return None

@@ -1,12 +1,11 @@
 """The files written after every run: the current price sheet as CSV and Parquet, and the SkyPilot
-and gpuhunt catalogs (`skypilot/<cloud>/vms.csv` for every cloud pricedb.skypilot can write —
+and gpuhunt catalogs (`skypilot/<cloud>/vms.csv` for every cloud the skypilot module can write —
 aws, azure, lambda, verda —, `gpuhunt/<name>.csv` for every provider with offers, named as gpuhunt
 names it: `lambdalabs.csv`, `vastai.csv`, so `GPUHUNT_CATALOG_DIR` can point at the folder), each
 replaced atomically, so other tools can read current prices while `serve` holds the database. They
-come from the same writers as `/export` (pricedb.sheet, pricedb.skypilot, pricedb.gpuhunt), so the
-formats never drift;
-like `/export/skypilot/…` and `/export/gpuhunt/…` by default, the catalogs hold fresh, available
-offers only (those tools know nothing of staleness or stock)."""
+come from the same writers as `/export` (the sheet, skypilot and gpuhunt modules beside this one), so
+the formats never drift; like `/export/skypilot/…` and `/export/gpuhunt/…` by default, the catalogs
+hold fresh, available offers only (those tools know nothing of staleness or stock)."""
 
 from __future__ import annotations
 
@@ -19,11 +18,11 @@ import duckdb
 
 from pricedb import clock
 from pricedb.files import atomic_write, atomic_write_text
-from pricedb.gpuhunt import gpuhunt_csv, gpuhunt_name
+from pricedb.formats.gpuhunt import gpuhunt_csv, gpuhunt_name
+from pricedb.formats.sheet import sheet_row, write_csv, write_parquet
+from pricedb.formats.skypilot import SKYPILOT_COLUMNS, skypilot_vms_csv
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
-from pricedb.sheet import sheet_row, write_csv, write_parquet
-from pricedb.skypilot import SKYPILOT_COLUMNS, skypilot_vms_csv
 from pricedb.store import PriceStore, utc_naive
 
 CSV_NAME = "offers.csv"

@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 
+from pricedb.clock import iso_utc
 from pricedb.queries import Offer
 from pricedb.shapes import host_shape
 
@@ -46,10 +47,6 @@ def sheet_value(offer: Offer, column: str) -> Any:
 
 def sheet_row(offer: Offer) -> tuple[Any, ...]:
     return tuple(sheet_value(offer, column) for column in SHEET_COLUMNS)
-
-
-def iso_utc(moment: datetime) -> str:
-    return moment.replace(microsecond=0).isoformat() + "Z" if moment.tzinfo is None else moment.isoformat()
 
 
 def csv_cell(value: Any) -> str:

@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pricedb.foreign import HOURLY, ForeignSheet, UsdPricer
+from pricedb.cards import MODEL_FACTS
+from pricedb.formats.foreign import HOURLY, ForeignSheet, UsdPricer
 from pricedb.fx import FxTable
-from pricedb.gpus import MODEL_FACTS
 from pricedb.queries import Offer
 from pricedb.shapes import HostShape, host_shape
 
