@@ -27,7 +27,7 @@ from api.answers import cheapest_answer, estimate_answer, offers_answer, provide
 from api.app import VERSION
 from api.errors import ApiError
 from api.exits import CliError, ServerUnavailable
-from api.filters import CheapestParams, DatedOffersParams, EstimateParams, EstimatorFields
+from api.query import CheapestParams, EstimateParams, EstimatorFields, OffersParams
 from api.state import AppState
 from pricedb.export import ExportFailed
 from pricedb.files import sweep_leftovers
@@ -236,7 +236,7 @@ def cmd_offers(args: argparse.Namespace) -> int:
         "limit": args.limit,
         "date": args.date,
     }
-    params = _params(DatedOffersParams, values)
+    params = _params(OffersParams, values)
     payload = _answer(settings, lambda state: offers_answer(state, params), "/offers", values)
     _emit(args, payload, render.offers_table)
     return 0

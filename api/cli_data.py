@@ -16,9 +16,9 @@ from api import render
 from api.cli import CliError, _answer, _answer_bytes, _emit, _filter_values, _params, _settings, console
 from api.digests import digest_answer, run_digest_job
 from api.exports import FileAnswer, export_answer, gpuhunt_answer, skypilot_answer
-from api.filters import DigestParams, ExportParams, ForeignParams, HistoryParams
 from api.history import history_answer
-from api.params import parse_day
+from api.parsing import parse_day
+from api.query import DigestParams, ExportParams, ForeignParams, HistoryParams
 from api.state import now_utc
 from pricedb.digest import day_window
 from pricedb.store import PriceStore
