@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from api import cheapest
-from api.cheapest import iso
+from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge
 from api.history import day_snapshot
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
@@ -18,26 +18,14 @@ from pricedb.settings import Settings
 from pricedb.sheet import SHEET_COLUMNS, sheet_value
 
 
-def _echo(params: CheapestParams, settings: Settings) -> dict[str, Any]:
-    query = params.to_query()
+def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> dict[str, Any]:
+    """The question as understood: `mem_gb` (or the estimator's inputs), then the rest of the query."""
     echo: dict[str, Any] = {"mem_gb": query.mem_gb}
     if params.estimate is not None:
         # The estimator's inputs as understood (only those given; the estimate states the defaults).
         echo.update(params.estimate.query.model_dump(mode="json", exclude_unset=True))
         echo["headroom"] = settings.gpu_memory_headroom
-    echo.update(
-        hours=query.hours,
-        pricing=[p.value for p in query.pricing],
-        provider=query.provider,
-        region=query.region,
-        gpu=query.gpu,
-        single_gpu=query.single_gpu,
-        interruptible=query.interruptible,
-        include_unavailable=query.include_unavailable,
-        include_stale=query.include_stale,
-        rank_by=query.rank_by,
-        limit=query.limit,
-    )
+    echo.update(query.model_dump(mode="json", exclude={"mem_gb"}))
     return echo
 
 
@@ -57,7 +45,8 @@ def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        query, echo = params.to_query(), _echo(params, state.settings)
+        query = params.to_query()
+        echo = _echo(params, query, state.settings)
         judge = _judge(params, state.settings)
         return cheapest.answer(current.offers, query, state.settings, current.as_of, echo, judge)
 
