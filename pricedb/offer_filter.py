@@ -4,7 +4,7 @@
 (/offers, /cheapest, /export and the catalogs), `sql_where` to the observations table (history).
 A rule is written once per side, next to the other, so the two cannot drift apart:
 
-- gpu: the model's name as pricedb.gpus spells it (`A100`); exact, as every stored row spells it so;
+- gpu: the model's name as pricedb.gpus spells it (`A100`), exactly: collectors/sanity.py stores no other;
 - pricings, providers, skus: exact values, any of them (empty: all);
 - regions: any of them, in any case (empty: all);
 - interruptible (spot), stale, sold-out offers: kept unless the `include_*` flag is off.
