@@ -7,36 +7,25 @@ from datetime import datetime
 from typing import Any
 
 from api import cheapest
-from api.cheapest import iso
+from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge
-from api.filters import CheapestParams, EstimateParams, OfferFilters, OffersParams, known_providers
 from api.history import day_snapshot
+from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import AppState, dumps
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
+from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, provider_states
 from pricedb.settings import Settings
 
 
-def _echo(params: CheapestParams, settings: Settings) -> dict[str, Any]:
-    query = params.to_query()
+def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> dict[str, Any]:
+    """The question as understood: `mem_gb` (or the estimator's inputs), then the rest of the query."""
     echo: dict[str, Any] = {"mem_gb": query.mem_gb}
     if params.estimate is not None:
         # The estimator's inputs as understood (only those given; the estimate states the defaults).
         echo.update(params.estimate.query.model_dump(mode="json", exclude_unset=True))
         echo["headroom"] = settings.gpu_memory_headroom
-    echo.update(
-        hours=query.hours,
-        pricing=[p.value for p in query.pricing],
-        provider=query.provider,
-        region=query.region,
-        gpu=query.gpu,
-        single_gpu=query.single_gpu,
-        interruptible=query.interruptible,
-        include_unavailable=query.include_unavailable,
-        include_stale=query.include_stale,
-        rank_by=query.rank_by,
-        limit=query.limit,
-    )
+    echo.update(query.model_dump(mode="json", exclude={"mem_gb"}))
     return echo
 
 
@@ -46,7 +35,7 @@ def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
     return EstimateJudge(
         params.estimate,
         headroom=settings.gpu_memory_headroom,
-        single_gpu=bool(params.single_gpu),
+        single_gpu=params.single_gpu,
         gpus=params.estimate.gpus if "gpus" in params.estimator_values() else None,
         rank_by=params.rank_by,
     )
@@ -56,7 +45,8 @@ def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        query, echo = params.to_query(), _echo(params, state.settings)
+        query = params.to_query()
+        echo = _echo(params, query, state.settings)
         judge = _judge(params, state.settings)
         return cheapest.answer(current.offers, query, state.settings, current.as_of, echo, judge)
 
@@ -90,24 +80,6 @@ def offer_json(offer: Offer) -> dict[str, Any]:
     return row
 
 
-def filter_offers(offers: list[Offer], params: OfferFilters) -> list[Offer]:
-    pricings = set((params.pricing or "").split(",")) - {""}
-    providers = set((params.provider or "").split(",")) - {""}
-    regions = {r.lower() for r in (params.region or "").split(",") if r}
-    include_stale = True if params.include_stale is None else params.include_stale
-    include_unavailable = True if params.include_unavailable is None else params.include_unavailable
-    return [
-        o
-        for o in offers
-        if o.gpu_model.lower() == params.gpu.lower()
-        and (not pricings or o.pricing in pricings)
-        and (not providers or o.provider in providers)
-        and (not regions or o.region.lower() in regions)
-        and (include_stale or not o.stale)
-        and (include_unavailable or o.availability != "sold_out")
-    ]
-
-
 def _sort_key(params: OffersParams):
     def key(offer: Offer) -> tuple[Any, ...]:
         value = getattr(offer, params.sort)
@@ -118,16 +90,17 @@ def _sort_key(params: OffersParams):
 
 
 def offers_answer(state: AppState, params: OffersParams) -> bytes:
-    """Current offers, or with `date` (DatedOffersParams) the market at the end of that UTC day."""
+    """Current offers, or with `date` the market at the end of that UTC day."""
     key = ("offers", params.model_dump_json())
-    day = getattr(params, "date", None)
+    chosen_offers = params.offer_filter()
 
     def build(current: CurrentOffers) -> dict[str, Any]:
         offers, as_of, dated = current.offers, current.as_of, {}
-        if day:
-            snapshot = day_snapshot(state, day)
-            offers, as_of, dated = snapshot.offers, snapshot.as_of, {"date": day}
-        chosen = sorted(filter_offers(offers, params), key=_sort_key(params), reverse=bool(params.desc))
+        if params.date:
+            snapshot = day_snapshot(state, params.date)
+            offers, as_of, dated = snapshot.offers, snapshot.as_of, {"date": params.date.isoformat()}
+        kept = [o for o in offers if matches(o, chosen_offers)]
+        chosen = sorted(kept, key=_sort_key(params), reverse=params.desc)
         page = chosen[params.offset : params.offset + params.limit]
         return {
             **dated,

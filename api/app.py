@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
@@ -20,6 +21,7 @@ from api.answer_cache import AnswerCache
 from api.digests import run_digest_job
 from api.errors import install_error_handlers
 from api.head import HeadAsGet
+from api.limits import LimitsFromSettings, limits_of
 from api.routes import cheapest, digest, estimate, export, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
@@ -89,10 +91,18 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
         swagger_ui_oauth2_redirect_url=None,
     )
     install_error_handlers(app)
+    app.add_middleware(LimitsFromSettings, settings=settings)
     app.add_middleware(AnswerCache, owner=app)
     app.add_middleware(HeadAsGet)  # outermost: a HEAD is routed (and served from cache) as its GET
     for module in (cheapest, estimate, offers, providers, digest, export, docs):
         app.include_router(module.router)
+    document = app.openapi
+
+    def openapi() -> dict[str, Any]:  # the limits it states are this app's settings
+        with limits_of(settings):
+            return document()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.get("/", include_in_schema=False)
     async def index() -> Response:

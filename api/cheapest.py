@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from pricedb.models import Pricing, Unit
 from pricedb.normalize import hours_per_unit, term_hours_of
+from pricedb.offer_filter import OfferFilter, mismatch
 from pricedb.queries import Offer
 from pricedb.settings import Settings
 
@@ -43,6 +44,18 @@ class CheapestQuery(BaseModel):
     include_stale: bool = False
     rank_by: str = "total"
     limit: int = 10
+
+    @property
+    def offer_filter(self) -> OfferFilter:
+        return OfferFilter(
+            gpu=self.gpu,
+            pricings=tuple(p.value for p in self.pricing),
+            providers=tuple(self.provider),
+            regions=tuple(self.region),
+            include_interruptible=self.interruptible,
+            include_stale=self.include_stale,
+            include_unavailable=self.include_unavailable,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,30 +153,20 @@ class Selection:
 
 
 def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge: Judge | None = None) -> Selection:
-    pricings = set(query.pricing)
-    providers = set(query.provider)
-    regions = {r.lower() for r in query.region}
-    gpu = query.gpu.lower()
+    """The viable offers the filters keep, priced and ranked. A viable offer left out only by a flag
+    (`interruptible`, `include_stale`, `include_unavailable`) is counted in `excluded`."""
+    chosen = query.offer_filter
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
     ranked: list[tuple[Offer, JobCost]] = []
     unpriced: list[Offer] = []
     for offer in offers:
-        if offer.gpu_model.lower() != gpu:
-            continue
-        if (pricings and offer.pricing not in pricings) or (providers and offer.provider not in providers):
-            continue
-        if regions and offer.region.lower() not in regions:
+        reason = mismatch(offer, chosen)
+        if reason is not None and reason not in excluded:
             continue
         if not (judge.fits(offer) if judge is not None else viable(offer, query)):
             continue
-        if not query.interruptible and offer.pricing == Pricing.SPOT.value:
-            excluded["interruptible"] += 1
-            continue
-        if offer.stale and not query.include_stale:
-            excluded["stale"] += 1
-            continue
-        if offer.availability == "sold_out" and not query.include_unavailable:
-            excluded["unavailable"] += 1
+        if reason is not None:
+            excluded[reason] += 1
             continue
         cost = job_cost(offer, query.hours, settings)
         if cost is None:

@@ -21,7 +21,7 @@ import httpx
 
 from api.delivery import deliver
 from api.errors import ApiError
-from api.filters import DigestParams
+from api.query import DigestParams
 from api.state import AppState, dumps, now_utc
 from pricedb.clock import iso_utc
 from pricedb.digest import (
@@ -48,11 +48,13 @@ PARTIAL_NOTE = "the day is not over yet in {zone}: this digest covers it so far"
 def resolve_day(state: AppState, params: DigestParams) -> date:
     zone = state.settings.digest_zone
     now = state.clock()
-    day = date.fromisoformat(params.date) if params.date else yesterday(now, zone)
+    day = params.date or yesterday(now, zone)
     start, _ = day_window(day, zone)
-    if start > now:
+    if start > now:  # only a given day can be
         today = now.replace(tzinfo=UTC).astimezone(zone).date()
-        raise ApiError(422, f"{day.isoformat()} is in the future (today is {today} in {zone.key})", "date", params.date)
+        raise ApiError(
+            422, f"{day.isoformat()} is in the future (today is {today} in {zone.key})", "date", day.isoformat()
+        )
     return day
 
 

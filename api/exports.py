@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
-from api.answers import filter_offers
 from api.errors import ApiError
-from api.filters import ExportParams, ForeignParams, known_providers
 from api.history import day_snapshot
+from api.query import ExportParams, ForeignParams, known_providers
 from api.state import AppState
 from pricedb.formats.gpuhunt import GPUHUNT_ALIASES, gpuhunt_csv, resolve
 from pricedb.formats.sheet import csv_text, json_text, ndjson_text, parquet_bytes, sheet_row
 from pricedb.formats.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, skypilot_vms_csv
+from pricedb.offer_filter import matches
 from pricedb.queries import Offer, last_run_finished
 
 MEDIA_TYPES = {
@@ -42,7 +42,7 @@ class FileAnswer:
         return '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'
 
 
-def _offers_and_moment(state: AppState, day: str | None) -> tuple[list[Offer], datetime | None]:
+def _offers_and_moment(state: AppState, day: date | None) -> tuple[list[Offer], datetime | None]:
     if day:
         snapshot = day_snapshot(state, day)
         return snapshot.offers, snapshot.last_change
@@ -51,8 +51,8 @@ def _offers_and_moment(state: AppState, day: str | None) -> tuple[list[Offer], d
 
 def export_answer(state: AppState, params: ExportParams) -> FileAnswer:
     def build(_: object) -> FileAnswer:
-        offers, moment = _offers_and_moment(state, params.date)
-        rows = [sheet_row(o) for o in sorted(filter_offers(offers, params), key=lambda o: o.key)]
+        offers, moment = _chosen_offers(state, params)
+        rows = [sheet_row(o) for o in sorted(offers, key=lambda o: o.key)]
         if params.format == "csv":
             body = csv_text(rows).encode()
         elif params.format == "json":
@@ -67,15 +67,10 @@ def export_answer(state: AppState, params: ExportParams) -> FileAnswer:
     return state.cached_value(("export", params.model_dump_json()), build)
 
 
-def _foreign_offers(state: AppState, params: ForeignParams) -> tuple[list[Offer], datetime | None]:
+def _chosen_offers(state: AppState, params: ExportParams | ForeignParams) -> tuple[list[Offer], datetime | None]:
     offers, moment = _offers_and_moment(state, params.date)
-    chosen = params.model_copy(
-        update={
-            "include_stale": bool(params.include_stale),
-            "include_unavailable": bool(params.include_unavailable),
-        }
-    )
-    return filter_offers(offers, chosen), moment
+    chosen = params.offer_filter()
+    return [o for o in offers if matches(o, chosen)], moment
 
 
 def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileAnswer:
@@ -90,7 +85,7 @@ def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileA
         )
 
     def build(_: object) -> FileAnswer:
-        offers, moment = _foreign_offers(state, params)
+        offers, moment = _chosen_offers(state, params)
         sheet = skypilot_vms_csv(offers, cloud, state.store.fx_table())
         return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], "vms.csv", moment, sheet.notes)
 
@@ -107,7 +102,7 @@ def gpuhunt_answer(state: AppState, name: str, params: ForeignParams) -> FileAns
     provider, stem = resolved
 
     def build(_: object) -> FileAnswer:
-        offers, moment = _foreign_offers(state, params)
+        offers, moment = _chosen_offers(state, params)
         sheet = gpuhunt_csv(offers, provider, state.store.fx_table())
         return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], f"{stem}.csv", moment, sheet.notes)
 

@@ -7,8 +7,7 @@ from datetime import date, datetime, timedelta
 
 from api.budget import check_budget
 from api.errors import ApiError
-from api.filters import HistoryParams
-from api.params import parse_pricings, parse_regions, split_list
+from api.query import HistoryParams
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
 from pricedb.history import HistoryQuery, TooManyPoints, history
@@ -17,29 +16,25 @@ from pricedb.snapshot import Snapshot, snapshot_of_day
 DEFAULT_HISTORY_DAYS = 30
 
 
-def day_snapshot(state: AppState, day_text: str) -> Snapshot:
+def day_snapshot(state: AppState, day: date) -> Snapshot:
     """The market at the end of a UTC day; a future day is refused (422 naming `date`)."""
-    day = date.fromisoformat(day_text)
     now = state.clock()
     if day > now.date():
-        raise ApiError(422, f"{day_text} is in the future (today is {now.date().isoformat()} UTC)", "date", day_text)
+        text = day.isoformat()
+        raise ApiError(422, f"{text} is in the future (today is {now.date().isoformat()} UTC)", "date", text)
     return snapshot_of_day(state.cursor(), day, now)
 
 
 def history_query(state: AppState, params: HistoryParams) -> HistoryQuery:
-    until = datetime.fromisoformat(params.until) if params.until else state.clock()
-    since = datetime.fromisoformat(params.since) if params.since else until - timedelta(days=DEFAULT_HISTORY_DAYS)
+    until = params.until or state.clock()
+    since = params.since or until - timedelta(days=DEFAULT_HISTORY_DAYS)
     if since >= until:  # only reachable with a defaulted `until` (now) and a future `since`
-        raise ApiError(422, f"since ({iso_utc(since)}) must be before until ({iso_utc(until)})", "since", params.since)
+        given = params.since.isoformat() if params.since else None
+        raise ApiError(422, f"since ({iso_utc(since)}) must be before until ({iso_utc(until)})", "since", given)
     return HistoryQuery(
         since=since,
         until=until,
-        gpu=params.gpu,
-        providers=tuple(split_list(params.provider)),
-        pricings=tuple(p.value for p in parse_pricings(params.pricing)),
-        regions=tuple(parse_regions(params.region)),
-        skus=tuple(split_list(params.sku)),
-        include_unavailable=True if params.include_unavailable is None else params.include_unavailable,
+        offers=params.offer_filter(),
         limit=params.limit,
         offset=params.offset,
         max_points=state.settings.api_max_points,
@@ -76,12 +71,12 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
         "query": {
             "since": iso_utc(query.since),
             "until": iso_utc(query.until),
-            "gpu": query.gpu,
-            "provider": list(query.providers),
-            "pricing": list(query.pricings),
-            "region": list(query.regions),
-            "sku": list(query.skus),
-            "include_unavailable": query.include_unavailable,
+            "gpu": query.offers.gpu,
+            "provider": list(query.offers.providers),
+            "pricing": list(query.offers.pricings),
+            "region": list(query.offers.regions),
+            "sku": list(query.offers.skus),
+            "include_unavailable": query.offers.include_unavailable,
             "limit": query.limit,
             "offset": query.offset,
         },

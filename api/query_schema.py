@@ -1,11 +1,11 @@
 """What the OpenAPI document says each query parameter accepts, so that it tells the truth.
 
-Parameters arrive as text and are parsed by api.params, which is more forgiving than a plain JSON
+Parameters arrive as text and are parsed by api.parsing, which is more forgiving than a plain JSON
 type (comma lists, `60GB`, empty meaning "not given"). Each schema here describes exactly what the
 parser accepts: a request valid by the schema is answered, one invalid by it is refused with a 422
 (tests/test_fault_matrix_api.py runs schemathesis against the app to hold both directions). Choices
 are listed in lower case; the parser also takes other cases, as the descriptions say. Around list
-items only spaces and tabs are trimmed (api.params.BLANKS), which the patterns spell `[ \t]`."""
+items only spaces and tabs are trimmed (api.parsing.BLANKS), which the patterns spell `[ \t]`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import WithJsonSchema
 
 EMPTY: dict[str, Any] = {"type": "string", "maxLength": 0}  # an empty value counts as not given
-YEARS = "(19[7-9][0-9]|2[0-9]{3})"  # 1970 … 2999: api.params.EARLIEST_DAY … LATEST_DAY
+YEARS = "(19[7-9][0-9]|2[0-9]{3})"  # 1970 … 2999: api.parsing.EARLIEST_DAY … LATEST_DAY
 
 
 def schema(value: dict[str, Any], description: str | None = None) -> WithJsonSchema:

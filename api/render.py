@@ -14,6 +14,18 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def _offer_cells(row: dict[str, Any]) -> list[str]:
+    """Which offer, at what native price: the first columns of the option and offer tables."""
+    return [
+        row["provider"],
+        row["region"],
+        row["sku"],
+        f"{row['gpu_count']}×{row['gpu_memory_gb']:g}GB",
+        row["pricing"],
+        f"{row['price']:,.4g} {row['currency']}/{row['unit']}",
+    ]
+
+
 def _flags(row: dict[str, Any]) -> str:
     flags = []
     if row.get("pricing") == "spot":
@@ -62,12 +74,7 @@ def cheapest_table(payload: dict[str, Any]) -> None:
     for row in payload["options"]:
         cells = [
             str(row["rank"]),
-            row["provider"],
-            row["region"],
-            row["sku"],
-            f"{row['gpu_count']}×{row['gpu_memory_gb']:g}GB",
-            row["pricing"],
-            f"{row['price']:,.4g} {row['currency']}/{row['unit']}",
+            *_offer_cells(row),
             _num(row["cny_per_hour"]),
             _num(row["cny_per_gb_hour"], 4),
             f"{row['billed_hours']:g}",
@@ -145,12 +152,7 @@ def offers_table(payload: dict[str, Any]) -> None:
         table.add_column(name)
     for row in payload["offers"]:
         table.add_row(
-            row["provider"],
-            row["region"],
-            row["sku"],
-            f"{row['gpu_count']}×{row['gpu_memory_gb']:g}GB",
-            row["pricing"],
-            f"{row['price']:,.4g} {row['currency']}/{row['unit']}",
+            *_offer_cells(row),
             _num(row["cny_per_hour"]),
             _num(row["cny_per_gpu_hour"]),
             _num(row["cny_per_gb_hour"], 4),

@@ -13,6 +13,8 @@ from typing import Any
 
 import duckdb
 
+from pricedb.offer_filter import OfferFilter, sql_where
+
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
 
 
@@ -20,12 +22,8 @@ FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, s
 class HistoryQuery:
     since: datetime  # naive UTC, inclusive
     until: datetime  # naive UTC, exclusive
-    gpu: str = "A100"
-    providers: tuple[str, ...] = ()
-    pricings: tuple[str, ...] = ()
-    regions: tuple[str, ...] = ()  # matched case-insensitively
-    skus: tuple[str, ...] = ()
-    include_unavailable: bool = True
+    # Which offers' observations: pricedb.offer_filter's rules (observations are never stale).
+    offers: OfferFilter = field(default_factory=OfferFilter)
     limit: int = 100  # series
     offset: int = 0
     max_points: int | None = None  # refuse (TooManyPoints) a page holding more observations
@@ -65,18 +63,8 @@ class History:
 
 
 def _where(query: HistoryQuery) -> tuple[str, list[Any]]:
-    clauses = ["observed_at >= ?", "observed_at < ?", "gpu_model = ?"]
-    values: list[Any] = [query.since, query.until, query.gpu]
-    for column, chosen in (("provider", query.providers), ("pricing", query.pricings), ("sku", query.skus)):
-        if chosen:
-            clauses.append(f"{column} IN ({', '.join('?' for _ in chosen)})")
-            values.extend(chosen)
-    if query.regions:
-        clauses.append(f"lower(region) IN ({', '.join('?' for _ in query.regions)})")
-        values.extend(r.lower() for r in query.regions)
-    if not query.include_unavailable:
-        clauses.append("availability <> 'sold_out'")
-    return " AND ".join(clauses), values
+    clauses, values = sql_where(query.offers)
+    return " AND ".join(["observed_at >= ?", "observed_at < ?", *clauses]), [query.since, query.until, *values]
 
 
 def _in(column: str, chosen: set[str]) -> tuple[str, list[Any]]:

@@ -131,7 +131,9 @@ class Settings(BaseSettings):
     # API
     host: str = "127.0.0.1"
     port: int = 8000
-    max_limit: int = 500
+    # How much one answer may hold (api/limits.py); at least what the answer holds by default.
+    max_limit: int = Field(default=500, ge=10)  # options in one /cheapest answer (default 10)
+    max_page_limit: int = Field(default=5000, ge=500)  # one page: offers of /offers, series of /offers/history
     # /cheapest with estimator inputs: a job fits a GPU when its per-GPU need ≤ this share of the card.
     gpu_memory_headroom: float = Field(default=DEFAULT_GPU_MEMORY_HEADROOM, gt=0.0, le=1.0)
     # Answers that must neither freeze the server nor grow its memory (README "API under load").

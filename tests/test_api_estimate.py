@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.cli import main as cli
 from api.estimator import EstimateQuery
-from api.filters import EstimatorFields
+from api.query import EstimatorFields
 from pricedb.settings import Settings
 from tests.helpers import assert_422_naming
 

@@ -27,7 +27,7 @@ from schemathesis.config import SchemathesisConfig
 from api.app import create_app
 from api.budget import Budget, BudgetExceeded
 from api.cli import main as cli_main
-from api.params import parse_moment
+from api.parsing import parse_moment
 from benchmarks.api_cheapest import seed
 from pricedb import clock
 from pricedb.settings import Settings

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.answers import cheapest_answer
-from api.filters import CheapestParams
+from api.query import CheapestParams
 from api.routes.deps import State, json_response
 from api.routes.responses import errors
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.digests import atom_answer, digest_answer
-from api.filters import DigestParams
+from api.query import DigestParams
 from api.routes.deps import State, off_the_loop
 from api.routes.responses import TEXT, errors, ok
 

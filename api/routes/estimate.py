@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from api.answers import estimate_answer
-from api.filters import EstimateParams
+from api.query import EstimateParams
 from api.routes.deps import json_response
 from api.routes.responses import errors
 

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 
 from api import query_schema as qs
 from api.exports import FileAnswer, export_answer, gpuhunt_answer, skypilot_answer
-from api.filters import ExportParams, ForeignParams, known_providers
+from api.query import ExportParams, ForeignParams, known_providers
 from api.routes.deps import State, off_the_loop
 from api.routes.responses import BINARY, TEXT, errors, file
 from pricedb.formats.gpuhunt import GPUHUNT_ALIASES

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.answers import offers_answer
-from api.filters import DatedOffersParams, HistoryParams
 from api.history import history_answer
+from api.query import HistoryParams, OffersParams
 from api.routes.deps import State, json_response, off_the_loop
 from api.routes.responses import errors
 
@@ -15,7 +15,7 @@ router = APIRouter(tags=["offers"])
 
 
 @router.get("/offers", responses=errors(422, 503))
-async def offers(request: Request, params: Annotated[DatedOffersParams, Query()], state: State) -> Response:
+async def offers(request: Request, params: Annotated[OffersParams, Query()], state: State) -> Response:
     """Current offers (the latest good observation of each), filterable like `/cheapest` and
     sortable (`sort`, `desc`), with every normalized figure and the FX rate used. With
     `date=YYYY-MM-DD`: the market at the end of that UTC day (offers withdrawn by then left out,

@@ -2,7 +2,7 @@
 
 Each parser raises ValueError with a message that says what was wrong and what would be right;
 the API turns these into 422 answers naming the parameter, the CLI into an error line. The
-pydantic models built on these live beside the routes that use them."""
+parameter models built on these are in api.query."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(2999, 12, 31)
 
 _MEM = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>gib|gb|g|tib|tb|t)?\s*$", re.IGNORECASE)
-_REGION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\- ]{0,63}$")
+REGION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\- ]{0,63}$")
 BLANKS = " \t"  # what is trimmed around list items and names (the OpenAPI patterns say the same)
 _TRUE = {"1", "true", "yes", "on", "t", "y"}
 _FALSE = {"0", "false", "no", "off", "f", "n"}
@@ -94,7 +94,7 @@ def parse_pricings(value: str | Iterable[str] | None) -> list[Pricing]:
 def parse_regions(value: str | Iterable[str] | None) -> list[str]:
     regions = split_list(value)
     for region in regions:
-        if not _REGION.match(region):
+        if not REGION.match(region):
             raise ValueError(f"{region!r} is not a region name (letters, digits, space, - _ . : only)")
     return regions
 

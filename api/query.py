@@ -1,21 +1,28 @@
-"""Query parameters as pydantic models, shared by the HTTP API and the CLI.
+"""Query parameters as typed pydantic models, shared by the HTTP API and the CLI.
 
 FastAPI reads each model from the query string (`Annotated[CheapestParams, Query()]`); the CLI
-builds the same model from its options. Unknown parameters are refused (a typo such as `memory=60`
-must not silently answer a different question). Every value arrives as text and is parsed by
-api.params, whose messages say what was wrong."""
+builds the same model from its options. Every value arrives as text and is parsed once, by
+api.parsing (whose messages say what was wrong), into what it means: pricing models, provider
+slugs, GB, hours, moments. Unknown parameters are refused (a typo such as `memory=60` must not
+silently answer a different question). The OpenAPI document describes the text each parameter
+accepts (api.query_schema), and each model's defaults are its endpoint's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -26,11 +33,12 @@ from api.cheapest import CheapestQuery
 from api.cheapest_estimate import THROUGHPUT_GPUS
 from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
 from api.estimator.models import _ALIASES, MAX_BATCH, MAX_CONTEXT, MAX_GPUS, Engine, Optimizer, Precision
-from api.params import (
-    _REGION,
+from api.limits import limit_parameter
+from api.parsing import (
     BLANKS,
     MAX_HOURS,
     MAX_MEM_GB,
+    REGION,
     parse_bool,
     parse_choice,
     parse_choices,
@@ -45,21 +53,33 @@ from api.params import (
 from collectors.registry import COLLECTORS
 from pricedb.cards import MODEL_FACTS
 from pricedb.models import Pricing
+from pricedb.offer_filter import OfferFilter
 
 
 def known_providers() -> list[str]:
     return list(COLLECTORS)
 
 
-def _bool_field(value: Any) -> Any:
-    return None if value is None else parse_bool(value, default=False)
+def _comma_list(item: type, parse: Callable[[Any], list[Any]], document: WithJsonSchema) -> Any:
+    """A comma list parsed into a tuple of `item`; give it `Field(default_factory=tuple)`, so that the
+    OpenAPI document states no `[]` default for a text parameter (empty means all, as it says)."""
+    return Annotated[tuple[item, ...], BeforeValidator(parse), document]  # type: ignore[valid-type]
 
 
-PricingList = Annotated[str | None, qs.choice_list([p.value for p in Pricing], "pricing models")]
-ProviderList = Annotated[str | None, qs.choice_list(known_providers(), "providers")]
-RegionList = Annotated[str | None, qs.region_list(_REGION.pattern.strip("^$"))]
+Pricings = _comma_list(Pricing, parse_pricings, qs.choice_list([p.value for p in Pricing], "pricing models"))
+Providers = _comma_list(
+    str,
+    lambda text: parse_choices(text, known_providers(), "provider"),
+    qs.choice_list(known_providers(), "providers"),
+)
+Regions = _comma_list(str, parse_regions, qs.region_list(REGION.pattern.strip("^$")))
+Skus = _comma_list(str, split_list, qs.schema({"type": "string"}, "comma list of instance types / SKUs"))
 GpuName = Annotated[str, qs.one_choice(MODEL_FACTS, "A100", "GPU model")]
-Flag = Annotated[bool | None, qs.FLAG]
+Flag = Annotated[bool, BeforeValidator(lambda text: parse_bool(text, default=False)), qs.FLAG]
+OptionsLimit = Annotated[int, *limit_parameter("max_limit")]
+PageLimit = Annotated[int, *limit_parameter("max_page_limit")]
+Day = Annotated[date | None, BeforeValidator(lambda text: parse_day(text) if text else None)]
+LISTS = ("pricing", "provider", "region", "sku")
 
 
 class BaseFilters(BaseModel):
@@ -67,47 +87,44 @@ class BaseFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    pricing: PricingList = None
-    provider: ProviderList = None
-    region: RegionList = None
+    pricing: Pricings = Field(default_factory=tuple)
+    provider: Providers = Field(default_factory=tuple)
+    region: Regions = Field(default_factory=tuple)
     gpu: GpuName = "A100"
-    include_unavailable: Flag = None
+    include_unavailable: Flag = True
 
-    @field_validator("pricing")
+    @model_validator(mode="before")
     @classmethod
-    def _pricing(cls, value: str | None) -> str | None:
-        return ",".join(parse_pricings(value)) if value else None
-
-    @field_validator("provider")
-    @classmethod
-    def _provider(cls, value: str | None) -> str | None:
-        return ",".join(parse_choices(value, known_providers(), "provider")) if value else None
-
-    @field_validator("region")
-    @classmethod
-    def _region(cls, value: str | None) -> str | None:
-        return ",".join(parse_regions(value)) if value else None
+    def _one_text_each(cls, data: Any) -> Any:
+        """FastAPI hands a parameter typed as a list over with all its repetitions; each of these is
+        one text (a comma list), and as for every other parameter the last one given counts."""
+        if isinstance(data, dict):
+            return {k: v[-1] if k in LISTS and isinstance(v, list) and v else v for k, v in data.items()}
+        return data
 
     @field_validator("gpu")
     @classmethod
     def _gpu(cls, value: str) -> str:
         return parse_choice(value, MODEL_FACTS, "gpu") if value.strip(BLANKS) else "A100"
 
-    @field_validator("include_unavailable", mode="before")
-    @classmethod
-    def _bools(cls, value: Any) -> Any:
-        return _bool_field(value)
+    def offer_filter(self) -> OfferFilter:
+        """Which offers (or observations) the question is about (pricedb.offer_filter)."""
+        return OfferFilter(
+            gpu=self.gpu,
+            pricings=tuple(p.value for p in self.pricing),
+            providers=self.provider,
+            regions=self.region,
+            include_unavailable=self.include_unavailable,
+        )
 
 
 class OfferFilters(BaseFilters):
     """Filters over current offers (or a day's), which may be stale."""
 
-    include_stale: Flag = None
+    include_stale: Flag = True
 
-    @field_validator("include_stale", mode="before")
-    @classmethod
-    def _stale(cls, value: Any) -> Any:
-        return _bool_field(value)
+    def offer_filter(self) -> OfferFilter:
+        return replace(super().offer_filter(), include_stale=self.include_stale)
 
 
 def _invalid(problems: list[tuple[str, str, Any]]) -> ValidationError:
@@ -196,45 +213,31 @@ class EstimateParams(EstimatorFields):
 
 
 class CheapestParams(OfferFilters, EstimatorFields):
-    """`/cheapest`: `mem`, or the estimator's inputs (then each option is judged on its own GPU count)."""
+    """`/cheapest`: `mem`, or the estimator's inputs (then each option is judged on its own GPU count).
+    Stale and sold-out offers are left out unless asked for; spot is in unless `interruptible=false`."""
 
+    include_unavailable: Flag = False
+    include_stale: Flag = False
     mem: Annotated[
-        str | None,
+        float | None,
+        BeforeValidator(lambda text: None if text is None else parse_mem_gb(text)),
         qs.number(0, MAX_MEM_GB, 60, "GPU memory needed in GB: 60, or with a unit: 60GB, 60 GiB, 1TB"),
     ] = None
-    hours: Annotated[str, qs.number(0, MAX_HOURS, 1, "wall-clock hours of the job")] = "1"
-    single_gpu: Flag = None
-    interruptible: Flag = None
+    hours: Annotated[float, BeforeValidator(parse_hours), qs.number(0, MAX_HOURS, 1, "wall-clock hours of the job")] = (
+        1.0
+    )
+    single_gpu: Flag = False
+    interruptible: Flag = True
     rank_by: Literal["total", "per_mtoken"] = "total"
-    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": 500})] = 10
-
-    @field_validator("mem")
-    @classmethod
-    def _mem(cls, value: str | None) -> str | None:
-        return None if value is None else f"{parse_mem_gb(value):g}"
-
-    @field_validator("hours")
-    @classmethod
-    def _hours(cls, value: str) -> str:
-        return f"{parse_hours(value):g}"
-
-    @field_validator("single_gpu", "interruptible", mode="before")
-    @classmethod
-    def _more_bools(cls, value: Any) -> Any:
-        return _bool_field(value)
-
-    @field_validator("limit")
-    @classmethod
-    def _limit(cls, value: int) -> int:
-        if not 1 <= value <= 500:
-            raise ValueError("must be between 1 and 500")
-        return value
+    limit: OptionsLimit = 10
 
     @model_validator(mode="after")
     def _mem_or_estimate(self) -> CheapestParams:
         given = self.estimator_values()
         if self.mem is not None and given:
-            raise _invalid([("mem", f"give mem or the estimator's inputs ({', '.join(given)}), not both", self.mem)])
+            raise _invalid(
+                [("mem", f"give mem or the estimator's inputs ({', '.join(given)}), not both", f"{self.mem:g}")]
+            )
         if self.mem is None and not given:
             raise _invalid(
                 [("mem", "give mem (e.g. 60GB), or the job to estimate: model (e.g. llama-2-13b) or params "
@@ -259,16 +262,16 @@ class CheapestParams(OfferFilters, EstimatorFields):
 
     def to_query(self) -> CheapestQuery:
         return CheapestQuery(
-            mem_gb=None if self.mem is None else float(self.mem),
-            hours=float(self.hours),
-            pricing=parse_pricings(self.pricing),
-            provider=parse_choices(self.provider, known_providers(), "provider"),
-            region=parse_regions(self.region),
+            mem_gb=self.mem,
+            hours=self.hours,
+            pricing=list(self.pricing),
+            provider=list(self.provider),
+            region=list(self.region),
             gpu=self.gpu,
-            single_gpu=bool(self.single_gpu),
-            interruptible=True if self.interruptible is None else self.interruptible,
-            include_unavailable=bool(self.include_unavailable),
-            include_stale=bool(self.include_stale),
+            single_gpu=self.single_gpu,
+            interruptible=self.interruptible,
+            include_unavailable=self.include_unavailable,
+            include_stale=self.include_stale,
             rank_by=self.rank_by,
             limit=self.limit,
         )
@@ -278,15 +281,8 @@ SortKey = Literal["cny_per_gb_hour", "cny_per_hour", "cny_per_gpu_hour", "price"
 
 
 class Paging(BaseModel):
-    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": 5000})] = 500
+    limit: PageLimit = 500
     offset: Annotated[int, Field(json_schema_extra={"minimum": 0})] = 0
-
-    @field_validator("limit")
-    @classmethod
-    def _limit(cls, value: int) -> int:
-        if not 1 <= value <= 5000:
-            raise ValueError("must be between 1 and 5000")
-        return value
 
     @field_validator("offset")
     @classmethod
@@ -296,36 +292,20 @@ class Paging(BaseModel):
         return value
 
 
-class OffersParams(OfferFilters, Paging):
-    sort: SortKey = "cny_per_gb_hour"
-    desc: Flag = None
-
-    @field_validator("desc", mode="before")
-    @classmethod
-    def _desc(cls, value: Any) -> Any:
-        return _bool_field(value)
-
-
-def _day_field(value: str | None) -> str | None:
-    return parse_day(value).isoformat() if value else None
-
-
 DAY_DESCRIPTION = "YYYY-MM-DD, from 1970-01-01 to today (UTC): the market at the end of that UTC day"
 
 
 class SnapshotMixin(BaseModel):
     """`date=YYYY-MM-DD`: the market at the end of that UTC day instead of now."""
 
-    date: Annotated[str | None, qs.day(DAY_DESCRIPTION)] = None
-
-    @field_validator("date")
-    @classmethod
-    def _date(cls, value: str | None) -> str | None:
-        return _day_field(value)
+    date: Annotated[Day, qs.day(DAY_DESCRIPTION)] = None
 
 
-class DatedOffersParams(OffersParams, SnapshotMixin):
-    """`/offers` parameters, with `date` for a day's snapshot."""
+class OffersParams(OfferFilters, Paging, SnapshotMixin):
+    """`/offers`: current offers, or with `date` the market at the end of that UTC day."""
+
+    sort: SortKey = "cny_per_gb_hour"
+    desc: Flag = False
 
 
 class ExportParams(OfferFilters, SnapshotMixin):
@@ -336,16 +316,22 @@ class ForeignParams(OfferFilters, SnapshotMixin):
     """Filters for the SkyPilot and gpuhunt catalogs. Those tools know nothing of staleness or stock,
     so stale and sold-out offers are left out unless asked for."""
 
+    include_unavailable: Flag = False
+    include_stale: Flag = False
+
 
 class HistoryParams(BaseFilters, Paging):
     since: Annotated[
-        str | None, qs.moment("an ISO date or date-time (UTC unless an offset is given); default: 30 days before until")
+        datetime | None,
+        BeforeValidator(lambda text: parse_moment(text) if text else None),
+        qs.moment("an ISO date or date-time (UTC unless an offset is given); default: 30 days before until"),
     ] = None
     until: Annotated[
-        str | None, qs.moment("an ISO date (that whole day) or date-time (UTC unless an offset is given); default: now")
+        datetime | None,
+        qs.moment("an ISO date (that whole day) or date-time (UTC unless an offset is given); default: now"),
     ] = None
-    sku: Annotated[str | None, qs.schema({"type": "string"}, "comma list of instance types / SKUs")] = None
-    limit: Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": 5000})] = 100  # series per page
+    sku: Skus = Field(default_factory=tuple)
+    limit: PageLimit = 100  # series per page
 
     @model_validator(mode="before")
     @classmethod
@@ -357,37 +343,25 @@ class HistoryParams(BaseFilters, Paging):
             )  # fmt: skip
         return data
 
-    @field_validator("since")
+    @field_validator("until", mode="before")
     @classmethod
-    def _since(cls, value: str | None) -> str | None:
-        return parse_moment(value).isoformat() if value else None
-
-    @field_validator("until")
-    @classmethod
-    def _until(cls, value: str | None, info: ValidationInfo) -> str | None:
+    def _until(cls, value: Any, info: ValidationInfo) -> datetime | None:
         if not value:
             return None
-        until = parse_moment(value, end_of_day=True).isoformat()
+        until = parse_moment(value, end_of_day=True)
         since = info.data.get("since")
-        if since and since >= until:
-            raise ValueError(f"{value!r} (up to {until}Z) is not after since ({since}Z)")
+        if since is not None and since >= until:
+            raise ValueError(f"{value!r} (up to {until.isoformat()}Z) is not after since ({since.isoformat()}Z)")
         return until
 
-    @field_validator("sku")
-    @classmethod
-    def _sku(cls, value: str | None) -> str | None:
-        return ",".join(split_list(value)) if value else None
+    def offer_filter(self) -> OfferFilter:
+        return replace(super().offer_filter(), skus=self.sku)
 
 
 class DigestParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     date: Annotated[
-        str | None, qs.day("YYYY-MM-DD, from 1970-01-01 to today (default: yesterday in the digest's time zone)")
+        Day, qs.day("YYYY-MM-DD, from 1970-01-01 to today (default: yesterday in the digest's time zone)")
     ] = None
     format: Literal["json", "md"] = "json"
-
-    @field_validator("date")
-    @classmethod
-    def _date(cls, value: str | None) -> str | None:
-        return _day_field(value)

@@ -1,0 +1,104 @@
+"""`gpuprice serve` (the API and the scheduler in one process) and `gpuprice collect` (one run now,
+with progress and a summary)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from typing import Any
+
+from rich.markup import escape
+
+from api import exits, render
+from api.cli.runner import console, emit, errors, settings_of
+from api.exits import CliError
+from pricedb.files import sweep_leftovers
+from pricedb.models import RunStatus
+from pricedb.store import PriceStore
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from api.serve import serve
+
+    settings = settings_of(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    if settings.offline:
+        console.print("[yellow]offline: replaying recorded fixtures, no network[/yellow]")
+    serve(settings, host, port, schedule=not args.no_schedule, say=console.print)
+    return exits.OK
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from collectors.registry import COLLECTORS
+    from collectors.runner import collect
+
+    settings = settings_of(args)
+    args.providers = [p.lower() for p in args.providers]  # provider names are case-insensitive everywhere
+    unknown = [p for p in args.providers if p not in COLLECTORS]
+    if unknown:
+        raise CliError(f"unknown provider(s) {', '.join(unknown)}; known: {', '.join(COLLECTORS)}")
+    store = PriceStore(settings)  # unusable (busy, read-only, corrupt): one line, exit status 3
+    for path in sweep_leftovers(settings.export_path):
+        errors.print(f"removed {escape(str(path))}, left behind by a gpuprice process that is gone", soft_wrap=True)
+    mode = "offline (replaying fixtures)" if settings.offline else "live"
+    errors.print(f"collecting {', '.join(args.providers) or 'all providers'} — {mode}")
+
+    def progress(event: str, provider: str, detail: str) -> None:
+        if event == "start":
+            errors.print(f"  … {provider} ({detail})")
+        else:
+            errors.print(f"  ✓ {provider}: {detail}" if detail == "ok" else f"  ✗ {provider}: {detail}")
+
+    try:
+        summaries = asyncio.run(collect(store, settings, args.providers or None, progress=progress))
+        exports = store.last_export()  # runs end in any order: the sheets are what the last attempt left
+    finally:
+        store.close()
+    payload = [
+        {
+            "provider": s.provider,
+            "scope": s.scope,
+            "status": s.status.value,
+            "quotes": s.quotes,
+            "rejected": s.rejected,
+            "seconds": round(s.seconds, 2),
+            "offline": s.offline,
+            "error": s.error,
+            "notes": s.notes,
+            "export_error": s.export_error,
+        }
+        for s in summaries
+    ]
+    export_error = exports.error if exports else None
+    emit(
+        args,
+        {"runs": payload, "exports": str(settings.export_path), "export_error": export_error},
+        render.collect_table,
+    )
+    named = set(args.providers)
+    failed = [
+        s for s in summaries if s.status is RunStatus.FAILED or (s.status is RunStatus.SKIPPED and s.provider in named)
+    ]
+    if failed:
+        return exits.RUN_FAILED
+    if export_error:
+        errors.print(f"[red]error:[/red] {escape(export_error)}", soft_wrap=True, highlight=False)
+        return exits.EXPORTS
+    return exits.OK
+
+
+def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    serve = commands.add_parser("serve", parents=[common], help="HTTP API and collection scheduler")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--offline", action="store_true", help="replay recorded fixtures instead of the network")
+    serve.add_argument("--no-schedule", action="store_true", help="serve what is stored; collect nothing")
+    serve.set_defaults(handler=cmd_serve)
+
+    collect = commands.add_parser("collect", parents=[common], help="collect prices now, with progress")
+    collect.add_argument("providers", nargs="*", metavar="PROVIDER")
+    collect.add_argument("--offline", action="store_true", help="replay recorded fixtures instead of the network")
+    collect.set_defaults(handler=cmd_collect)
