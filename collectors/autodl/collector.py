@@ -11,8 +11,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from collectors.autodl.api import GPU_TYPE_URL, MACHINE_LIST_URL, OK_CODES, REGION_TAG_URL, call, machine_pages
 from collectors.autodl.machines import (
     INSTANCE_SIZES,
@@ -165,28 +163,22 @@ class AutodlCollector(Collector):
             notes.append("host shape: that machine's cpu_per_gpu and mem_per_gpu × GPUs")
         notes.append(f"AutoDL's integer prices read as {PRICE_UNIT_CNY:g} CNY each (the unit is not stated)")
         listed = best.payg_list * size if pricing is Pricing.ON_DEMAND and best.payg_list else None
-        try:
-            return Quote(
-                provider=self.name,
-                region=region,
-                sku=f"{gpu} x{size}",
-                **best.spec.quote_fields(),
-                gpu_count=size,
-                pricing=pricing,
-                price=round(market.cheapest_price, 6),
-                currency="CNY",
-                unit=unit,
-                billing_increment_s=self.billing_increment_s,
-                billing_minimum_s=self.billing_minimum_s,
-                availability=Availability.AVAILABLE if free else Availability.SOLD_OUT,
-                source_url=raw.url,
-                observed_at=raw.fetched_at,
-                list_price=round(listed, 6) if listed else None,
-                notes="; ".join(notes),
-                **best.host(size),
-            )
-        except ValidationError as exc:
-            raise ParseError(f"{raw.url}: {gpu} x{size} {region} {pricing.value} is not a valid quote: {exc}") from exc
+        return self.quote(
+            raw,
+            f"{gpu} x{size} {region} {pricing.value}",
+            region=region,
+            sku=f"{gpu} x{size}",
+            **best.spec.quote_fields(),
+            gpu_count=size,
+            pricing=pricing,
+            price=round(market.cheapest_price, 6),
+            currency="CNY",
+            unit=unit,
+            availability=Availability.AVAILABLE if free else Availability.SOLD_OUT,
+            list_price=round(listed, 6) if listed else None,
+            notes="; ".join(notes),
+            **best.host(size),
+        )
 
 
 def _data(raw: RawResponse) -> Any:

@@ -18,7 +18,7 @@ import asyncio
 from typing import ClassVar
 
 from collectors.aws import bulk, spot
-from collectors.aws.common import BILLING_INCREMENT_S, BILLING_MINIMUM_S, PROVIDER
+from collectors.aws.common import PROVIDER
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import CollectorError, FetchError, MissingCredentials, ParseError
 from collectors.http import Http
@@ -44,8 +44,9 @@ class AwsCollector(Collector):
         Scope("list", LIST_PRICINGS, 24 * 60),
         Scope("spot", SPOT_PRICINGS, 60),
     )
-    billing_increment_s: ClassVar[int] = BILLING_INCREMENT_S
-    billing_minimum_s: ClassVar[int] = BILLING_MINIMUM_S
+    # Linux instances are billed per second with a 60-second minimum (on-demand, spot and reserved alike).
+    billing_increment_s: ClassVar[int] = 1
+    billing_minimum_s: ClassVar[int] = 60
     # The list prices are one streamed price file of hundreds of MB per region.
     deadline_s: ClassVar[float] = 45 * 60.0
 
@@ -107,12 +108,12 @@ class AwsCollector(Collector):
         for raw in fetched.responses:
             kind, _, rest = raw.label.partition(":")
             if kind == "list":
-                quotes.extend(bulk.parse_price_list(raw, region=rest or None))
+                quotes.extend(bulk.parse_price_list(raw, self.quote, region=rest or None))
             elif kind == "spot":
                 spot_pages.append(raw)
             else:
                 raise ParseError(f"{raw.url}: unexpected response label {raw.label!r}")
-        quotes.extend(spot.parse_spot(spot_pages))
+        quotes.extend(spot.parse_spot(spot_pages, self.quote))
         return quotes
 
 

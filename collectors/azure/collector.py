@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from collectors.azure.query import PRICES_URL, first_page_url, odata_filter, walk
 from collectors.azure.rows import GPU_COUNT, SKIP_FIVE_YEAR, classify, items_of, num, parse_when, region_of, sku_of
 from collectors.base import Collector, Fetched, RawResponse, Scope
@@ -101,24 +99,18 @@ class AzureCollector(Collector):
             if pricing is Pricing.RESERVED_3Y and five_year is not None:
                 notes.append(f"a 5-year reservation is also published ({num(five_year)} per term), not collected")
         spec = identify(sku)
-        try:
-            return Quote(
-                provider=self.name,
-                region=region,
-                sku=sku,
-                **spec.quote_fields(),
-                gpu_count=GPU_COUNT[sku],
-                pricing=pricing,
-                price=float(item["retailPrice"]),
-                currency=str(item["currencyCode"]),
-                unit=unit,
-                term_hours=term_hours,
-                billing_increment_s=self.billing_increment_s,
-                billing_minimum_s=self.billing_minimum_s,
-                source_url=kept.raw.url,
-                observed_at=kept.raw.fetched_at,
-                tax_included=False,
-                notes="; ".join(notes) or None,
-            )
-        except ValidationError as exc:
-            raise ParseError(f"{kept.raw.url}: {sku} {region} {pricing.value} is not a valid quote: {exc}") from exc
+        return self.quote(
+            kept.raw,
+            f"{sku} {region} {pricing.value}",
+            region=region,
+            sku=sku,
+            **spec.quote_fields(),
+            gpu_count=GPU_COUNT[sku],
+            pricing=pricing,
+            price=float(item["retailPrice"]),
+            currency=str(item["currencyCode"]),
+            unit=unit,
+            term_hours=term_hours,
+            tax_included=False,
+            notes="; ".join(notes) or None,
+        )

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import ValidationError
-
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.e2e.page import TERM_DAYS, PlanRow, Price, Term, gpu_count_of, gpu_memory_of, gpu_tables, plan_rows
 from collectors.errors import ParseError
@@ -85,30 +83,24 @@ class E2eCollector(Collector):
                 continue
             notes = self._notes(row, term, price)
             unit, term_hours = self._unit(term, price)
-            try:
-                quotes.append(
-                    Quote(
-                        provider=self.name,
-                        region=REGION,
-                        sku=row.sku,
-                        **spec.quote_fields(),
-                        gpu_count=count,
-                        pricing=pricing,
-                        price=price.amount,
-                        currency=price.currency,
-                        unit=unit,
-                        term_hours=term_hours,
-                        billing_increment_s=self.billing_increment_s,
-                        billing_minimum_s=self.billing_minimum_s,
-                        source_url=raw.url,
-                        observed_at=raw.fetched_at,
-                        tax_included=False,
-                        notes="; ".join(notes),
-                        **row.shape,
-                    )
+            quotes.append(
+                self.quote(
+                    raw,
+                    f"plan {row.sku!r} {pricing.value}",
+                    region=REGION,
+                    sku=row.sku,
+                    **spec.quote_fields(),
+                    gpu_count=count,
+                    pricing=pricing,
+                    price=price.amount,
+                    currency=price.currency,
+                    unit=unit,
+                    term_hours=term_hours,
+                    tax_included=False,
+                    notes="; ".join(notes),
+                    **row.shape,
                 )
-            except ValidationError as exc:
-                raise ParseError(f"{raw.url}: plan {row.sku!r} {pricing.value} is not a valid quote: {exc}") from exc
+            )
         return quotes
 
     @staticmethod

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import ValidationError
-
 from collectors.base import Collector, Fetched, Scope
 from collectors.errors import MissingCredentials, ParseError
 from collectors.gcp.catalog import KEY_SETTING, SKUS_URL, walk
@@ -87,24 +85,19 @@ class GcpCollector(Collector):
     def _quote(self, c: Composition) -> Quote:
         gpu = next(component for component, _ in c.components if component.part in (Part.GPU40, Part.GPU80))
         years = TERM_YEARS.get(c.pricing)
-        try:
-            return Quote(
-                provider=self.name,
-                region=c.region,
-                sku=c.machine.name,
-                **identify(c.machine.name).quote_fields(),
-                gpu_count=c.machine.gpus,
-                pricing=c.pricing,
-                price=round(c.price, 9),
-                currency=c.currency,
-                unit=Unit.HOUR,
-                term_hours=years * self.settings.hours_per_year if years else None,
-                billing_increment_s=self.billing_increment_s,
-                billing_minimum_s=self.billing_minimum_s,
-                source_url=gpu.raw.url,
-                observed_at=fetched_at([component for component, _ in c.components]),
-                tax_included=False,
-                notes=c.notes,
-            )
-        except ValidationError as exc:
-            raise ParseError(f"{c.machine.name} {c.region} {c.pricing.value} is not a valid quote: {exc}") from exc
+        return self.quote(
+            gpu.raw,
+            f"{c.machine.name} {c.region} {c.pricing.value}",
+            region=c.region,
+            sku=c.machine.name,
+            **identify(c.machine.name).quote_fields(),
+            gpu_count=c.machine.gpus,
+            pricing=c.pricing,
+            price=round(c.price, 9),
+            currency=c.currency,
+            unit=Unit.HOUR,
+            term_hours=years * self.settings.hours_per_year if years else None,
+            observed_at=fetched_at([component for component, _ in c.components]),
+            tax_included=False,
+            notes=c.notes,
+        )

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import MissingCredentials, ParseError
 from collectors.http import Http
@@ -103,25 +101,19 @@ class LambdaCollector(Collector):
                 "no capacity listed in this region now (the API names only regions with capacity; it cannot "
                 "tell 'sold out' from 'not offered here')"
             )
-        try:
-            return Quote(
-                provider=self.name,
-                region=region,
-                sku=name,
-                **spec.quote_fields(),
-                gpu_count=gpus,
-                pricing=Pricing.ON_DEMAND,
-                price=cents / 100,
-                currency="USD",
-                unit=Unit.HOUR,
-                billing_increment_s=self.billing_increment_s,
-                billing_minimum_s=self.billing_minimum_s,
-                availability=Availability.AVAILABLE if has_capacity else Availability.SOLD_OUT,
-                source_url=raw.url,
-                observed_at=raw.fetched_at,
-                tax_included=False,
-                notes="; ".join(notes),
-                **host_shape(instance),
-            )
-        except ValidationError as exc:
-            raise ParseError(f"{raw.url}: {name} in {region} is not a valid quote: {exc}") from exc
+        return self.quote(
+            raw,
+            f"{name} in {region}",
+            region=region,
+            sku=name,
+            **spec.quote_fields(),
+            gpu_count=gpus,
+            pricing=Pricing.ON_DEMAND,
+            price=cents / 100,
+            currency="USD",
+            unit=Unit.HOUR,
+            availability=Availability.AVAILABLE if has_capacity else Availability.SOLD_OUT,
+            tax_included=False,
+            notes="; ".join(notes),
+            **host_shape(instance),
+        )

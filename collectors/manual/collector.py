@@ -66,7 +66,7 @@ class ManualCollector(Collector):
         quotes: list[Quote] = []
         refused: list[dict[str, str]] = []
         for raw in fetched.responses:
-            result = read_sheet(raw, self.name)
+            result = read_sheet(raw, self.quote)
             if not result.quotes:
                 reasons = "; ".join(f"line {r['offer'].rsplit(':', 1)[1]}: {r['reason']}" for r in result.refused[:10])
                 more = f" (and {len(result.refused) - 10} more)" if len(result.refused) > 10 else ""

@@ -10,8 +10,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
 from collectors.http import Http
@@ -111,38 +109,21 @@ class OciCollector(Collector):
                 text = "; ".join(notes)
                 if pricing is Pricing.SPOT:
                     text = f"preemptible price = 50% of on-demand, as Oracle publishes; {text}"
-                quotes.append(self._quote(name, region, pricing, amount, gpus, raw, text, host))
+                quotes.append(
+                    self.quote(
+                        raw,
+                        f"{name} {region} {pricing.value}",
+                        region=region,
+                        sku=name,
+                        **spec.quote_fields(),
+                        gpu_count=gpus,
+                        pricing=pricing,
+                        price=round(amount, 9),
+                        currency=CURRENCY,
+                        unit=Unit.HOUR,
+                        tax_included=False,
+                        notes=text,
+                        **host,
+                    )
+                )
         return quotes
-
-    def _quote(
-        self,
-        name: str,
-        region: str,
-        pricing: Pricing,
-        price: float,
-        gpus: int,
-        raw: RawResponse,
-        notes: str,
-        host: Mapping[str, Any],
-    ) -> Quote:
-        try:
-            return Quote(
-                provider=self.name,
-                region=region,
-                sku=name,
-                **identify(name).quote_fields(),
-                gpu_count=gpus,
-                pricing=pricing,
-                price=round(price, 9),
-                currency=CURRENCY,
-                unit=Unit.HOUR,
-                billing_increment_s=self.billing_increment_s,
-                billing_minimum_s=self.billing_minimum_s,
-                source_url=raw.url,
-                observed_at=raw.fetched_at,
-                tax_included=False,
-                notes=notes,
-                **host,
-            )
-        except ValidationError as exc:
-            raise ParseError(f"{name} {region} {pricing.value} is not a valid quote: {exc}") from exc

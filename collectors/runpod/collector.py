@@ -19,7 +19,7 @@ from collectors.runpod.graphql import (
     prices_query,
     request_body,
 )
-from collectors.runpod.offers import BILLING_INCREMENT_S, PROVIDER, a100_spec, not_offered, quotes_of
+from collectors.runpod.offers import PROVIDER, a100_spec, not_offered, quotes_of
 from pricedb.models import Pricing, Quote
 
 
@@ -29,7 +29,7 @@ class RunpodCollector(Collector):
     source_urls: ClassVar[tuple[str, ...]] = (GRAPHQL_URL,)
     pricings: ClassVar[frozenset[Pricing]] = frozenset({Pricing.ON_DEMAND, Pricing.SPOT})
     scopes: ClassVar[tuple[Scope, ...]] = (Scope("all", pricings, 60),)  # stock moves by the hour
-    billing_increment_s: ClassVar[int] = BILLING_INCREMENT_S
+    billing_increment_s: ClassVar[int] = 1  # docs.runpod.io, "Billing overview": compute is billed per second
     billing_minimum_s: ClassVar[int] = 0
 
     def headers(self) -> dict[str, str]:
@@ -75,5 +75,5 @@ class RunpodCollector(Collector):
     def parse(self, fetched: Fetched) -> list[Quote]:
         quotes: list[Quote] = []
         for raw in fetched.responses:
-            quotes.extend(quotes_of(raw))
+            quotes.extend(quotes_of(raw, self.quote))
         return quotes

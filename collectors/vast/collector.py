@@ -9,8 +9,6 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
 from collectors.http import Http
@@ -95,28 +93,21 @@ class VastCollector(Collector):
             notes.append(f"left out, outside the plausible {low:g}–{high:g} USD per GPU-hour: {asks}")
         if pricing is Pricing.SPOT:
             notes.append("interruptible: the minimum bid, outbid hosts stop the instance")
-        try:
-            return Quote(
-                provider=self.name,
-                region=group.region,
-                sku=group.sku,
-                **best.spec.quote_fields(),
-                gpu_count=group.gpu_count,
-                pricing=pricing,
-                price=round(market.cheapest_price, 6),
-                currency="USD",
-                unit=Unit.HOUR,
-                billing_increment_s=self.billing_increment_s,
-                billing_minimum_s=self.billing_minimum_s,
-                availability=Availability.AVAILABLE,  # the search lists rentable, unrented offers only
-                source_url=raw.url,
-                observed_at=raw.fetched_at,
-                notes="; ".join(notes),
-                **best.host,
-            )
-        except ValidationError as exc:
-            what = f"{group.sku} {group.region} {pricing.value}"
-            raise ParseError(f"{raw.url}: {what} is not a valid quote: {exc}") from exc
+        return self.quote(
+            raw,
+            f"{group.sku} {group.region} {pricing.value}",
+            region=group.region,
+            sku=group.sku,
+            **best.spec.quote_fields(),
+            gpu_count=group.gpu_count,
+            pricing=pricing,
+            price=round(market.cheapest_price, 6),
+            currency="USD",
+            unit=Unit.HOUR,
+            availability=Availability.AVAILABLE,  # the search lists rentable, unrented offers only
+            notes="; ".join(notes),
+            **best.host,
+        )
 
 
 def _offers_of(raw: RawResponse) -> list[Mapping[str, Any]]:

@@ -72,6 +72,7 @@ class VerdaCollector(Collector):
         terms = periods(by_label[LABEL_LONG_TERM]) if LABEL_LONG_TERM in by_label else None
         return build_quotes(
             self.settings,
+            self.quote,
             raw_types,
             a100_types(raw_types),
             availability(by_label[LABEL_ON_DEMAND]),
