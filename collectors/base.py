@@ -83,6 +83,12 @@ class Fetched:
     not_covered: dict[Pricing, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def remove_files(self) -> None:
+        """Delete the bodies streamed to disk (once parsed, or when the fetch fails half-way)."""
+        for raw in self.responses:
+            if raw.path is not None:
+                raw.path.unlink(missing_ok=True)
+
 
 @dataclass(frozen=True)
 class Scope:

@@ -65,7 +65,7 @@ class AwsCollector(Collector):
             if Pricing.SPOT in scope.pricings:
                 await self._fetch_spot(http, fetched, alone=not scope.pricings & LIST_PRICINGS)
         except BaseException:
-            _remove_files(fetched.responses)  # a failed fetch leaves no half-used temp files behind
+            fetched.remove_files()  # a failed fetch leaves no half-used temp files behind
             raise
         return fetched
 
@@ -115,9 +115,3 @@ class AwsCollector(Collector):
                 raise ParseError(f"{raw.url}: unexpected response label {raw.label!r}")
         quotes.extend(spot.parse_spot(spot_pages, self.quote))
         return quotes
-
-
-def _remove_files(responses: list[RawResponse]) -> None:
-    for raw in responses:
-        if raw.path is not None:
-            raw.path.unlink(missing_ok=True)
