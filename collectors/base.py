@@ -56,6 +56,13 @@ class RawResponse:
         except ValueError as exc:
             raise ParseError(f"{self.url}: body is not JSON ({exc})") from exc
 
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object; ParseError saying what it is instead."""
+        body = self.json()
+        if not isinstance(body, dict):
+            raise ParseError(f"{self.url}: expected a JSON object, got {type(body).__name__}")
+        return body
+
     def json_list(self, key: str, source: str) -> list[Mapping[str, Any]]:
         """The list of objects under `key` in a JSON object body; ParseError saying what was found."""
         body = self.json()

@@ -6,8 +6,7 @@ Source: https://console.vast.ai/api/v0/bundles/ (the package docstring has the d
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
@@ -54,7 +53,7 @@ class VastCollector(Collector):
             pricing = PRICING_OF_LABEL.get(raw.label)
             if pricing is None:
                 raise ParseError(f"{raw.url}: a response labelled {raw.label!r}, not a known search")
-            offers = _offers_of(raw)
+            offers = raw.json_list("offers", "Vast.ai search API")
             total += len(offers)
             groups: dict[Group, list[Listing]] = defaultdict(list)
             for number, offer in enumerate(offers, 1):
@@ -108,14 +107,3 @@ class VastCollector(Collector):
             notes="; ".join(notes),
             **best.host,
         )
-
-
-def _offers_of(raw: RawResponse) -> list[Mapping[str, Any]]:
-    body = raw.json()
-    if not isinstance(body, dict) or "offers" not in body:
-        keys = ", ".join(map(str, body)) if isinstance(body, dict) else type(body).__name__
-        raise ParseError(f"{raw.url}: no 'offers' in the answer (found: {keys}); has the Vast.ai search API changed?")
-    offers = body["offers"]
-    if not isinstance(offers, list) or not all(isinstance(o, Mapping) for o in offers):
-        raise ParseError(f"{raw.url}: 'offers' is not a list of objects")
-    return offers
