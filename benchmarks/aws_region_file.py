@@ -89,12 +89,13 @@ def write_file(path: Path, size_mb: int, seed: int = 7) -> tuple[int, int]:
 def child_parse(path: str) -> dict:
     from datetime import UTC, datetime
 
+    from collectors.aws import AwsCollector
     from collectors.aws.bulk import parse_price_list, price_list_url
     from collectors.base import RawResponse
 
     raw = RawResponse(url=price_list_url("us-east-1"), fetched_at=datetime.now(UTC), path=Path(path))
     started = time.perf_counter()
-    quotes = parse_price_list(raw, region="us-east-1")
+    quotes = parse_price_list(raw, AwsCollector.quote, region="us-east-1")
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "result": len(quotes), "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
 

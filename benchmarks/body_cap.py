@@ -64,7 +64,7 @@ def child(url: str, cap_mb: float | None) -> None:
     sys.path.insert(0, str(ROOT))
     from pydantic import SecretStr
 
-    from collectors.lambdalabs import LambdaCollector
+    from collectors.lambda_ import LambdaCollector
     from collectors.runner import run_provider
     from pricedb.settings import Settings
     from pricedb.store import PriceStore

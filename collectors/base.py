@@ -7,7 +7,8 @@ on recorded bodies alone:
 
 - `fetch(http, scope)` does HTTP only and returns the raw bodies it read (`Fetched`);
 - `parse(fetched)` is a pure function from those bodies to `Quote`s, raising `ParseError` when the
-  source's shape is not what it knows.
+  source's shape is not what it knows. Every quote is made by `Collector.quote`, which fills in what
+  all of a provider's quotes share and names the source record when a value is refused.
 
 The runner (collectors.runner) wraps both with sanity checks, storage and error recording.
 """
@@ -20,9 +21,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from collectors.errors import ParseError
+from pydantic import ValidationError
+
+from collectors.errors import InvalidQuote, ParseError
 from pricedb.models import Pricing, Quote
 from pricedb.settings import Settings
 
@@ -53,6 +56,13 @@ class RawResponse:
         except ValueError as exc:
             raise ParseError(f"{self.url}: body is not JSON ({exc})") from exc
 
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object; ParseError saying what it is instead."""
+        body = self.json()
+        if not isinstance(body, dict):
+            raise ParseError(f"{self.url}: expected a JSON object, got {type(body).__name__}")
+        return body
+
     def json_list(self, key: str, source: str) -> list[Mapping[str, Any]]:
         """The list of objects under `key` in a JSON object body; ParseError saying what was found."""
         body = self.json()
@@ -80,6 +90,12 @@ class Fetched:
     not_covered: dict[Pricing, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def remove_files(self) -> None:
+        """Delete the bodies streamed to disk (once parsed, or when the fetch fails half-way)."""
+        for raw in self.responses:
+            if raw.path is not None:
+                raw.path.unlink(missing_ok=True)
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -88,6 +104,12 @@ class Scope:
     name: str
     pricings: frozenset[Pricing]
     default_interval_minutes: int
+
+
+class QuoteMaker(Protocol):
+    """`Collector.quote` as handed to a provider's parsing helpers that build quotes outside the class."""
+
+    def __call__(self, raw: RawResponse, row: str, /, **fields: Any) -> Quote: ...
 
 
 class Collector(ABC):
@@ -128,9 +150,37 @@ class Collector(ABC):
     def parse(self, fetched: Fetched) -> list[Quote]:
         """Turn the bodies into quotes. Pure: no I/O beyond reading `fetched`."""
 
+    @classmethod
+    def quote(cls, raw: RawResponse, row: str, **fields: Any) -> Quote:
+        """A quote of this provider, read from `raw`. Filled in unless `fields` say otherwise:
+        `provider` (the collector's name), the billing rule (`billing_increment_s`,
+        `billing_minimum_s`), `source_url` (the URL `raw` was read from) and `observed_at` (when it
+        was read). Values the quote model refuses raise `InvalidQuote` naming `row`, the source
+        record they came from ("p4d.24xlarge us-east-1 spot"), and each refused field with why."""
+        values: dict[str, Any] = {
+            "provider": cls.name,
+            "billing_increment_s": cls.billing_increment_s,
+            "billing_minimum_s": cls.billing_minimum_s,
+            "source_url": raw.url,
+            "observed_at": raw.fetched_at,
+            **fields,
+        }
+        try:
+            return Quote(**values)
+        except ValidationError as exc:
+            raise InvalidQuote(raw.url, row, _refusals(exc)) from exc
+
     def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
         """The quotes, and the records the source holds but `parse` refused, each as
         `{"offer": where, "reason": why}` (the runner stores them with the run's rejections).
         Sources whose records are typed by hand (the manual sheet) refuse bad rows and keep the
         rest; every other source is all or nothing, so by default nothing is refused."""
         return self.parse(fetched), []
+
+
+def _refusals(exc: ValidationError) -> str:
+    """ "gpu_count: Input should be greater than or equal to 1; …" — each refused field and why."""
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc']))}: {error['msg']}" if error["loc"] else error["msg"]
+        for error in exc.errors()
+    )

@@ -3,6 +3,7 @@
     CollectorError            any failure of one provider's run; the runner records it and moves on
     ├── FetchError            the source could not be read: connect error, timeout, HTTP error after retries
     ├── ParseError            the source answered, but not in the shape the parser knows (page changed)
+    │   └── InvalidQuote      one record read, but its values make no valid quote (names the record and why)
     ├── ImplausibleData       the shape was right but the numbers cannot be true (all quotes rejected)
     └── MissingCredentials    the source needs keys the user has not set: the run is *skipped*, not failed
 
@@ -30,6 +31,17 @@ class FetchError(CollectorError):
 
 class ParseError(CollectorError):
     pass
+
+
+class InvalidQuote(ParseError):
+    """Raised by `Collector.quote`: `row` names the source record ("p4d.24xlarge us-east-1 spot"),
+    `reason` the fields the quote model refused and why. Most sources fail the run with it; the manual
+    sheet refuses that one row instead."""
+
+    def __init__(self, url: str, row: str, reason: str) -> None:
+        super().__init__(f"{url}: {row} is not a valid quote: {reason}")
+        self.row = row
+        self.reason = reason
 
 
 class ImplausibleData(CollectorError):

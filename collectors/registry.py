@@ -10,7 +10,7 @@ from collectors.azure import AzureCollector
 from collectors.base import Collector
 from collectors.e2e import E2eCollector
 from collectors.gcp import GcpCollector
-from collectors.lambdalabs import LambdaCollector
+from collectors.lambda_ import LambdaCollector
 from collectors.manual import ManualCollector
 from collectors.oci import OciCollector
 from collectors.runpod import RunpodCollector

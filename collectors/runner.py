@@ -17,7 +17,7 @@ import asyncio
 import tempfile
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,7 @@ from collectors.sanity import check_quotes
 from pricedb import clock
 from pricedb.files import workdir_prefix
 from pricedb.formats.exports import ExportFailed, write_current_exports
-from pricedb.models import Pricing, RunStatus
+from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.queries import on_demand_cny_per_hour
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord
@@ -87,42 +87,91 @@ class Deadline:
             raise FetchError(f"deadline of {self.seconds:g} s exceeded while {self.phase} ({setting})") from None
 
 
-def _cleanup(fetched: Fetched | None) -> None:
-    for raw in fetched.responses if fetched else ():
-        if raw.path is not None:
-            raw.path.unlink(missing_ok=True)
+class _Run:
+    """What every run shares, FX or provider: the clock and the progress events, the deadline, any
+    failure turned into the run's status and error (a failing run never raises), and the record and
+    summary built from them. The two runners say only what they fetch and where it is stored."""
+
+    def __init__(
+        self, provider: str, scope: str, detail: str, deadline_s: float, settings: Settings, progress: Progress
+    ) -> None:
+        self.provider, self.scope, self.settings, self.progress = provider, scope, settings, progress
+        self.started, self.timer = clock.now(), time.monotonic()
+        self.status: RunStatus = RunStatus.OK
+        self.error: str | None = None
+        self.notes: list[str] = []
+        self.deadline = Deadline(provider, settings.deadline_for(provider, deadline_s))
+        progress("start", provider, detail)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.OK
+
+    @asynccontextmanager
+    async def guarded(self) -> AsyncIterator[None]:
+        """The run's work: what it raises becomes the run's outcome, and the run carries on to be recorded."""
+        try:
+            yield
+        except MissingCredentials as exc:
+            self.status, self.error = RunStatus.SKIPPED, str(exc)
+        except CollectorError as exc:
+            self.status, self.error = RunStatus.FAILED, str(exc)
+        except Exception as exc:  # a bug in one collector is that provider's failure, not everyone's
+            self.status, self.error = RunStatus.FAILED, f"unexpected {type(exc).__name__}: {exc}"
+            self.notes.append("".join(traceback.format_exception_only(exc)).strip())
+
+    def record(
+        self,
+        pricings: frozenset[Pricing],
+        interval_minutes: int,
+        quotes: Sequence[Quote] = (),
+        rejected: list[dict[str, str]] | None = None,
+        rejected_offers: dict[tuple[str, str, str, str], str] | None = None,
+    ) -> RunRecord:
+        return RunRecord(
+            provider=self.provider,
+            scope=self.scope,
+            pricings=pricings,
+            started_at=self.started,
+            finished_at=clock.now(),
+            status=self.status,
+            offline=self.settings.offline,
+            stale_after_minutes=self.settings.stale_after_minutes(self.provider, interval_minutes),
+            error=self.error,
+            quotes=quotes,
+            rejected=rejected or [],
+            notes=self.notes,
+            rejected_offers=rejected_offers or {},
+        )
+
+    def summary(self, record: RunRecord, run_id: int, count: int, export_error: str | None = None) -> RunSummary:
+        seconds = time.monotonic() - self.timer
+        self.progress("done", self.provider, self.status.value)
+        return RunSummary(
+            self.provider,
+            self.scope,
+            self.status,
+            count,
+            len(record.rejected),
+            record.error,
+            record.notes,
+            seconds,
+            record.offline,
+            run_id,
+            export_error,
+        )
 
 
 async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no_progress) -> RunSummary:
-    started, timer = clock.now(), time.monotonic()
-    progress("start", fx_ecb.NAME, "ECB reference rates")
-    status, error, rates = RunStatus.OK, None, []
-    try:
-        deadline = Deadline(fx_ecb.NAME, settings.deadline_for(fx_ecb.NAME, FX_DEADLINE_S))
-        async with deadline.enforced(), make_client(settings, _transport(settings, fx_ecb.NAME)) as client:
+    run = _Run(fx_ecb.NAME, "daily", "ECB reference rates", FX_DEADLINE_S, settings, progress)
+    rates: list[FxRate] = []
+    async with run.guarded():
+        async with run.deadline.enforced(), make_client(settings, _transport(settings, fx_ecb.NAME)) as client:
             fetched = await fx_ecb.fetch(Http(client, fx_ecb.NAME, settings))
         rates = fx_ecb.parse(fetched)
-    except CollectorError as exc:
-        status, error = RunStatus.FAILED, str(exc)
-    except Exception as exc:  # a bug must not stop the price runs that follow
-        status, error = RunStatus.FAILED, f"unexpected {type(exc).__name__}: {exc}"
-    interval = settings.fx_interval_minutes
-    record = RunRecord(
-        provider=fx_ecb.NAME,
-        scope="daily",
-        pricings=frozenset(),
-        started_at=started,
-        finished_at=clock.now(),
-        status=status,
-        offline=settings.offline,
-        stale_after_minutes=settings.stale_after_minutes(fx_ecb.NAME, interval),
-        error=error,
-    )
+    record = run.record(frozenset(), settings.fx_interval_minutes)
     run_id = await asyncio.to_thread(store.record_fx, record, rates)
-    seconds = time.monotonic() - timer
-    summary = RunSummary(fx_ecb.NAME, "daily", status, len(rates), 0, record.error, [], seconds, record.offline, run_id)
-    progress("done", fx_ecb.NAME, status.value)
-    return summary
+    return run.summary(record, run_id, len(rates))
 
 
 def _refused_notes(refused: list[dict[str, str]], limit: int = 20) -> list[str]:
@@ -151,79 +200,51 @@ async def _write_exports(store: PriceStore, settings: Settings, run_id: int) -> 
 async def run_provider(
     collector: Collector, scope: Scope, store: PriceStore, settings: Settings, progress: Progress = _no_progress
 ) -> RunSummary:
-    started, timer = clock.now(), time.monotonic()
     name = collector.name
-    progress("start", name, scope.name)
-    status, error = RunStatus.OK, None
-    quotes, rejected, notes = [], [], []
+    run = _Run(name, scope.name, scope.name, collector.deadline_s, settings, progress)
+    quotes: list[Quote] = []
+    rejected: list[dict[str, str]] = []
     rejected_offers: dict[tuple[str, str, str, str], str] = {}  # the store holds these at their last good price
     pricings = set(scope.pricings)
     fetched: Fetched | None = None
-    deadline = Deadline(name, settings.deadline_for(name, collector.deadline_s))
     with tempfile.TemporaryDirectory(prefix=workdir_prefix(name)) as workdir:
-        try:
-            async with deadline.enforced():
-                async with make_client(settings, _transport(settings, name)) as client:
-                    http = Http(client, name, settings, workdir=Path(workdir))
-                    fetched = await collector.fetch(http, scope)
-                notes.extend(fetched.notes)
-                for pricing, why in fetched.not_covered.items():
-                    pricings.discard(pricing)
-                    notes.append(f"{pricing.value} not collected: {why}")
-                deadline.phase = "parsing"
-                parsed, refused = await asyncio.to_thread(collector.parse_report, fetched)
+        async with run.guarded():
+            try:
+                async with run.deadline.enforced():
+                    async with make_client(settings, _transport(settings, name)) as client:
+                        http = Http(client, name, settings, workdir=Path(workdir))
+                        fetched = await collector.fetch(http, scope)
+                    run.notes.extend(fetched.notes)
+                    for pricing, why in fetched.not_covered.items():
+                        pricings.discard(pricing)
+                        run.notes.append(f"{pricing.value} not collected: {why}")
+                    run.deadline.phase = "parsing"
+                    parsed, refused = await asyncio.to_thread(collector.parse_report, fetched)
+            finally:
+                if fetched is not None:
+                    fetched.remove_files()
             parsed = [q for q in parsed if q.pricing in pricings]
             rejected = list(refused)
-            notes.extend(_refused_notes(refused))
+            run.notes.extend(_refused_notes(refused))
             if not parsed:
                 raise ParseError("the source answered but no quotes were found in it")
             stored_on_demand = await asyncio.to_thread(on_demand_cny_per_hour, store.cursor(), name)
-            quotes, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
+            checked, rejections = check_quotes(parsed, store.fx_table(), settings, stored_on_demand)
             rejected += [r.as_record() for r in rejections]
             rejected_offers = {r.quote.key: r.reason for r in rejections}
-            if not quotes:
+            if not checked:
                 raise ImplausibleData(f"all {len(parsed)} quotes were rejected; first: {rejections[0].reason}")
-        except MissingCredentials as exc:
-            status, error, quotes = RunStatus.SKIPPED, str(exc), []
-        except CollectorError as exc:
-            status, error, quotes = RunStatus.FAILED, str(exc), []
-        except Exception as exc:  # a bug in one collector is that provider's failure, not everyone's
-            status, error, quotes = RunStatus.FAILED, f"unexpected {type(exc).__name__}: {exc}", []
-            notes.append("".join(traceback.format_exception_only(exc)).strip())
-        finally:
-            _cleanup(fetched)
-    interval = settings.interval_for(name, scope.name, scope.default_interval_minutes)
-    record = RunRecord(
-        provider=name,
-        scope=scope.name,
-        pricings=frozenset(pricings) if status is RunStatus.OK else frozenset(scope.pricings),
-        started_at=started,
-        finished_at=clock.now(),
-        status=status,
-        offline=settings.offline,
-        stale_after_minutes=settings.stale_after_minutes(name, interval),
-        error=error,
+            quotes = checked
+    record = run.record(
+        frozenset(pricings) if run.ok else frozenset(scope.pricings),
+        settings.interval_for(name, scope.name, scope.default_interval_minutes),
         quotes=quotes,
         rejected=rejected,
-        notes=notes,
-        rejected_offers=rejected_offers if status is RunStatus.OK else {},
+        rejected_offers=rejected_offers if run.ok else {},
     )
     run_id = await asyncio.to_thread(store.record_run, record)
     export_error = await _write_exports(store, settings, run_id)
-    progress("done", name, status.value)
-    return RunSummary(
-        name,
-        scope.name,
-        status,
-        len(quotes),
-        len(rejected),
-        record.error,
-        record.notes,
-        time.monotonic() - timer,
-        settings.offline,
-        run_id,
-        export_error,
-    )
+    return run.summary(record, run_id, len(quotes), export_error=export_error)
 
 
 async def collect(

@@ -12,8 +12,9 @@ import pytest
 import respx
 from pydantic import SecretStr
 
-from collectors.autodl import OFFLINE_TOKEN, AutodlCollector
+from collectors.autodl import AutodlCollector
 from collectors.autodl.api import MAX_PAGES, PAGE_SIZE, machine_list_body
+from collectors.autodl.collector import OFFLINE_TOKEN
 from collectors.errors import FetchError, MissingCredentials
 from collectors.http import Http, make_client
 from collectors.replay import Replay, ReplayTransport, serve_replay

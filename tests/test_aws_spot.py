@@ -293,12 +293,12 @@ def raw_page(body: bytes, label: str = "spot:us-east-1:1") -> RawResponse:
 )
 def test_broken_spot_answers_are_parse_errors(body: bytes, message: str) -> None:
     with pytest.raises(ParseError, match=message):
-        spot.parse_spot([raw_page(body)])
+        spot.parse_spot([raw_page(body)], AwsCollector.quote)
 
 
 def test_a_spot_page_needs_its_region_label() -> None:
     with pytest.raises(ParseError, match="labelled"):
-        spot.parse_spot([raw_page(page("us-east-1", 1), label="spot")])
+        spot.parse_spot([raw_page(page("us-east-1", 1), label="spot")], AwsCollector.quote)
 
 
 def test_other_products_and_instance_types_are_ignored() -> None:
@@ -308,14 +308,16 @@ def test_other_products_and_instance_types_are_ignored() -> None:
         .replace(b"7.999200</spotPrice>", b"7.999200</spotPrice>", 1)
     )
     windows = page("us-west-2", 1).replace(b"Linux/UNIX", b"Windows")
-    quotes = spot.parse_spot([raw_page(body, "spot:us-west-2:1"), raw_page(windows, "spot:us-west-2:2")])
+    quotes = spot.parse_spot(
+        [raw_page(body, "spot:us-west-2:1"), raw_page(windows, "spot:us-west-2:2")], AwsCollector.quote
+    )
     assert [(q.sku, q.price, q.notes) for q in quotes] == [("p4d.24xlarge", 7.9992, "only zone: us-west-2b (usw2-az1)")]
 
 
 def test_zone_ids_alone_are_enough() -> None:
     """Answers that carry only availabilityZoneId (no zone name) still give a quote naming the id."""
     body = re.sub(rb"\s*<availabilityZone>[^<]*</availabilityZone>", b"", page("us-west-2", 1))
-    quotes = spot.parse_spot([raw_page(body, "spot:us-west-2:1")])
+    quotes = spot.parse_spot([raw_page(body, "spot:us-west-2:1")], AwsCollector.quote)
     assert {q.notes for q in quotes} == {"only zone: usw2-az1"}
 
 

@@ -15,7 +15,7 @@ from collectors.aws import AwsCollector
 from collectors.base import Collector, Fetched, Scope
 from collectors.errors import FetchError
 from collectors.http import Http, make_client
-from collectors.lambdalabs import LambdaCollector
+from collectors.lambda_ import LambdaCollector
 from collectors.runner import collect, run_provider
 from collectors.schedule import build_scheduler
 from pricedb import clock

@@ -8,7 +8,8 @@ import pytest
 
 from api.cheapest import billed_hours_for, job_cost
 from collectors.base import Fetched
-from collectors.e2e import PLACEHOLDER_NOTE, PRICING_URL, E2eCollector
+from collectors.e2e import E2eCollector
+from collectors.e2e.collector import PLACEHOLDER_NOTE, PRICING_URL
 from collectors.e2e.page import Term, gpu_count_of, read_price
 from collectors.errors import ParseError
 from collectors.sanity import check_quotes

@@ -8,7 +8,8 @@ import httpx
 import pytest
 import respx
 
-from collectors.e2e import PRICING_URL, E2eCollector
+from collectors.e2e import E2eCollector
+from collectors.e2e.collector import PRICING_URL
 from collectors.errors import FetchError
 from collectors.http import Http, make_client
 from collectors.replay import Replay, ReplayTransport, serve_replay

@@ -196,7 +196,7 @@ def test_the_wal_of_an_open_store_holds_no_echoed_credential(tmp_path: Path) -> 
     replays = [Replay.load(FIXTURES, "lambda")]
     with fake_upstream.serve(fake_upstream.pass_through(replays, refuse, carries_credentials)) as upstream:
         settings = make_settings(tmp_path, base_urls={"lambda": upstream.url}, lambda_api_key=SecretStr(key))
-        from collectors.lambdalabs import LambdaCollector
+        from collectors.lambda_ import LambdaCollector
         from collectors.runner import run_provider
 
         store = PriceStore(settings)
@@ -282,7 +282,7 @@ def test_a_trickling_upstream_ends_in_a_recorded_failed_run_and_collect_returns(
 
 # ----- row: a 200 MB answer -------------------------------------------------------------------------
 def test_a_200_mb_answer_fails_the_run_with_the_cap_and_is_recorded(tmp_path: Path) -> None:
-    from collectors.lambdalabs import LambdaCollector
+    from collectors.lambda_ import LambdaCollector
     from collectors.runner import run_provider
 
     with fake_upstream.serve(fake_upstream.huge(200 * 2**20)) as upstream:

@@ -14,7 +14,8 @@ from pydantic import SecretStr
 
 from collectors.base import Fetched, RawResponse
 from collectors.errors import FetchError, MissingCredentials, ParseError
-from collectors.lambdalabs import INSTANCE_TYPES_URL, LambdaCollector
+from collectors.lambda_ import LambdaCollector
+from collectors.lambda_.collector import INSTANCE_TYPES_URL
 from collectors.replay import Replay, ReplayTransport, serve_replay
 from collectors.sanity import check_quotes
 from pricedb.models import Availability, Pricing, Unit

@@ -52,7 +52,7 @@ def raw_sheet(path: Path, body: bytes | None = None) -> RawResponse:
 
 
 def sheet(body: str, name: str = "sheet.csv"):
-    return read_sheet(raw_sheet(Path("/data") / name, body.encode()), "manual")
+    return read_sheet(raw_sheet(Path("/data") / name, body.encode()), ManualCollector.quote)
 
 
 HEADER = "provider,region,sku,gpu_model,gpu_memory_gb,gpu_count,pricing,price,currency,unit,source_url,date_seen"
@@ -60,7 +60,7 @@ GOOD = "zhixingyun,cn,A100-40G,A100 PCIe 40GB,40,1,on_demand,8.5,CNY,hour,https:
 
 
 def test_the_recorded_sheet_gives_exactly_its_rows() -> None:
-    result = read_sheet(raw_sheet(SHEET), "manual")
+    result = read_sheet(raw_sheet(SHEET), ManualCollector.quote)
     assert result.refused == [] and result.rows == 5
     got = {
         q.key: (q.price, q.currency, q.unit.value, q.gpu_count, q.gpu_memory_gb, q.availability.value,
@@ -71,7 +71,7 @@ def test_the_recorded_sheet_gives_exactly_its_rows() -> None:
 
 
 def test_rows_keep_their_provider_in_sku_and_notes_and_their_date_as_observed_at() -> None:
-    quotes = {q.key: q for q in read_sheet(raw_sheet(SHEET), "manual").quotes}
+    quotes = {q.key: q for q in read_sheet(raw_sheet(SHEET), ManualCollector.quote).quotes}
     runpod = quotes[("manual", "secure-cloud", "runpod/A100 SXM", "on_demand")]
     assert runpod.observed_at == datetime(2026, 11, 9, tzinfo=UTC)
     assert runpod.notes.startswith("manual quote for runpod, seen 2026-11-09; Secure Cloud list price")
@@ -83,7 +83,7 @@ def test_rows_keep_their_provider_in_sku_and_notes_and_their_date_as_observed_at
 
 
 def test_bad_rows_are_refused_with_file_line_and_reason_and_good_rows_load() -> None:
-    result = read_sheet(raw_sheet(BAD), "manual")
+    result = read_sheet(raw_sheet(BAD), ManualCollector.quote)
     assert {q.sku for q in result.quotes} == {"zhixingyun/A100-PCIE-40GB", "coreweave/HGX A100 80GB x8"}
     where = str(BAD)
     assert result.refused == [
@@ -164,7 +164,7 @@ def test_a_sheet_without_a_good_row_fails_the_run_with_the_reasons(settings: Set
 
 
 def test_quotes_pass_the_shared_checks_and_normalize_like_any_provider(fx_table, settings: Settings) -> None:
-    quotes = {q.key: q for q in read_sheet(raw_sheet(SHEET), "manual").quotes}
+    quotes = {q.key: q for q in read_sheet(raw_sheet(SHEET), ManualCollector.quote).quotes}
     accepted, rejected = check_quotes(list(quotes.values()), fx_table, settings)
     assert rejected == [] and len(accepted) == 5
     runpod = normalize(quotes[("manual", "secure-cloud", "runpod/A100 SXM", "on_demand")], fx_table, settings)

@@ -14,7 +14,8 @@ import respx
 from collectors.base import RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http, make_client
-from collectors.oci import PRODUCTS_URL, SHAPES_URL, OciCollector
+from collectors.oci import OciCollector
+from collectors.oci.collector import PRODUCTS_URL, SHAPES_URL
 from collectors.replay import Replay, ReplayTransport, serve_replay
 from collectors.sanity import check_quotes
 from pricedb.models import Pricing, Unit

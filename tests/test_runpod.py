@@ -11,8 +11,8 @@ import pytest
 
 from collectors.base import Fetched, RawResponse
 from collectors.errors import FetchError, ParseError
-from collectors.runpod import RunpodCollector, max_counts
-from collectors.runpod.graphql import GRAPHQL_URL, parse_alias, prices_query, request_body
+from collectors.runpod import RunpodCollector
+from collectors.runpod.graphql import GRAPHQL_URL, max_counts, parse_alias, prices_query, request_body
 from collectors.runpod.offers import not_offered
 from collectors.sanity import check_quotes
 from pricedb.models import Availability, Pricing, Unit

@@ -188,7 +188,7 @@ def test_an_offer_without_a_field_the_search_always_returns_is_a_parse_error() -
 
 
 def test_an_answer_without_offers_is_a_parse_error() -> None:
-    with pytest.raises(ParseError, match=r"no 'offers' in the answer \(found: error, msg"):
+    with pytest.raises(ParseError, match=r"no 'offers' in the response \(found: error, msg"):
         parse({"on-demand": {"error": "invalid_request", "msg": "Invalid json body"}})
 
 

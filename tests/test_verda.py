@@ -12,7 +12,8 @@ import pytest
 from collectors.base import Fetched, RawResponse
 from collectors.errors import ParseError
 from collectors.sanity import check_quotes
-from collectors.verda import (
+from collectors.verda import VerdaCollector
+from collectors.verda.api import (
     AVAILABILITY_URL,
     INSTANCE_TYPES_URL,
     LABEL_LONG_TERM,
@@ -20,7 +21,6 @@ from collectors.verda import (
     LABEL_SPOT,
     LABEL_TYPES,
     LONG_TERM_URL,
-    VerdaCollector,
 )
 from collectors.verda.offers import price_of
 from pricedb.models import Availability, Pricing, Unit

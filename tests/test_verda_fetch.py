@@ -15,7 +15,8 @@ from pydantic import SecretStr
 from collectors.base import Fetched
 from collectors.errors import FetchError, MissingCredentials, ParseError
 from collectors.replay import Replay, ReplayTransport, serve_replay
-from collectors.verda import TOKEN_URL, VerdaCollector
+from collectors.verda import VerdaCollector
+from collectors.verda.api import TOKEN_URL
 from pricedb.models import Pricing
 from pricedb.settings import Settings
 from tests.conftest import FIXTURES, fetch_now, fixture_bytes, recorded_answer

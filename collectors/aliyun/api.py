@@ -98,9 +98,7 @@ def _is_error_only(raw: RawResponse) -> bool:
 
 
 def json_object(raw: RawResponse) -> dict[str, Any]:
-    document = raw.json()
-    if not isinstance(document, dict):
-        raise ParseError(f"{raw.url}: expected a JSON object, got {type(document).__name__}")
+    document = raw.json_object()
     error = api_error(raw.body)
     if error is not None and _is_error_only(raw):
         raise ParseError(f"{raw.url}: an Alibaba Cloud error, not a result: {error[0]}: {error[1]}")

@@ -216,8 +216,9 @@ class AliyunCollector(Collector):
         else:
             availability = Availability.AVAILABLE if any(z.in_stock for z in zones) else Availability.SOLD_OUT
             notes.append("stock: " + ", ".join(f"{z.zone} {z.status}" for z in sorted(zones, key=lambda z: z.zone)))
-        return Quote(
-            provider=PROVIDER,
+        return self.quote(
+            raw,
+            f"{spec.sku} {region} {pricing.value}",
             region=region,
             sku=spec.sku,
             **spec.quote_fields(),
@@ -225,11 +226,7 @@ class AliyunCollector(Collector):
             price=figures.price,
             currency=figures.currency,
             unit=Unit.MONTH if pricing is Pricing.MONTHLY else Unit.HOUR,
-            billing_increment_s=self.billing_increment_s,
-            billing_minimum_s=self.billing_minimum_s,
             availability=availability,
-            source_url=raw.url,
-            observed_at=raw.fetched_at,
             list_price=figures.list_price,
             tax_included=True if figures.currency == "CNY" else None,  # mainland list prices include VAT
             notes="; ".join(notes),

@@ -41,8 +41,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from collectors.aws.common import A100_INSTANCE_TYPES, make_quote
-from collectors.base import RawResponse
+from collectors.aws.common import A100_INSTANCE_TYPES, instance_quote
+from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
 from pricedb.models import Pricing, Quote
 from pricedb.shapes import host_fields
@@ -141,7 +141,7 @@ class _Columns:
         return host_fields(fields[self.vcpu], memory.removesuffix(" GiB").replace(",", ""))
 
 
-def parse_price_list(raw: RawResponse, region: str | None = None) -> list[Quote]:
+def parse_price_list(raw: RawResponse, quote: QuoteMaker, region: str | None = None) -> list[Quote]:
     """Quotes from one region's price-list CSV. `region` (from the fetch label) keeps that
     region's rows only; without it, every `Region Code` found is taken."""
     with _open(raw) as handle:
@@ -161,15 +161,15 @@ def parse_price_list(raw: RawResponse, region: str | None = None) -> list[Quote]
         except (UnicodeDecodeError, csv.Error) as exc:
             raise ParseError(f"{raw.url}: unreadable row ({exc})") from exc
     return [
-        make_quote(
+        instance_quote(
+            quote,
+            raw,
             region=row_region,
             sku=sku,
             pricing=pricing,
             price=price,
-            source_url=raw.url,
-            observed_at=raw.fetched_at,
             notes=_note(pricing, version),
-            host=hosts.get(sku, {}),
+            **hosts.get(sku, {}),
         )
         for (row_region, sku, pricing), price in sorted(found.items())
     ]

@@ -18,7 +18,7 @@ import asyncio
 from typing import ClassVar
 
 from collectors.aws import bulk, spot
-from collectors.aws.common import BILLING_INCREMENT_S, BILLING_MINIMUM_S, PROVIDER
+from collectors.aws.common import PROVIDER
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import CollectorError, FetchError, MissingCredentials, ParseError
 from collectors.http import Http
@@ -44,8 +44,9 @@ class AwsCollector(Collector):
         Scope("list", LIST_PRICINGS, 24 * 60),
         Scope("spot", SPOT_PRICINGS, 60),
     )
-    billing_increment_s: ClassVar[int] = BILLING_INCREMENT_S
-    billing_minimum_s: ClassVar[int] = BILLING_MINIMUM_S
+    # Linux instances are billed per second with a 60-second minimum (on-demand, spot and reserved alike).
+    billing_increment_s: ClassVar[int] = 1
+    billing_minimum_s: ClassVar[int] = 60
     # The list prices are one streamed price file of hundreds of MB per region.
     deadline_s: ClassVar[float] = 45 * 60.0
 
@@ -64,7 +65,7 @@ class AwsCollector(Collector):
             if Pricing.SPOT in scope.pricings:
                 await self._fetch_spot(http, fetched, alone=not scope.pricings & LIST_PRICINGS)
         except BaseException:
-            _remove_files(fetched.responses)  # a failed fetch leaves no half-used temp files behind
+            fetched.remove_files()  # a failed fetch leaves no half-used temp files behind
             raise
         return fetched
 
@@ -107,16 +108,10 @@ class AwsCollector(Collector):
         for raw in fetched.responses:
             kind, _, rest = raw.label.partition(":")
             if kind == "list":
-                quotes.extend(bulk.parse_price_list(raw, region=rest or None))
+                quotes.extend(bulk.parse_price_list(raw, self.quote, region=rest or None))
             elif kind == "spot":
                 spot_pages.append(raw)
             else:
                 raise ParseError(f"{raw.url}: unexpected response label {raw.label!r}")
-        quotes.extend(spot.parse_spot(spot_pages))
+        quotes.extend(spot.parse_spot(spot_pages, self.quote))
         return quotes
-
-
-def _remove_files(responses: list[RawResponse]) -> None:
-    for raw in responses:
-        if raw.path is not None:
-            raw.path.unlink(missing_ok=True)

@@ -1,10 +1,10 @@
-"""What the AWS modules share: the A100 instance types, the billing rule, and how a quote is made."""
+"""What the AWS modules share: the A100 instance types and what a quote of one holds."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+from typing import Any
 
+from collectors.base import QuoteMaker, RawResponse
 from pricedb.card_names import identify
 from pricedb.models import Pricing, Quote, Unit
 
@@ -14,24 +14,14 @@ PROVIDER = "aws"
 # DescribeInstanceTypes misreports p4de's memory; the GPU table in pricedb.card_names knows better).
 A100_INSTANCE_TYPES: dict[str, int] = {"p4d.24xlarge": 8, "p4de.24xlarge": 8}
 
-# Linux instances are billed per second with a 60-second minimum (on-demand, spot and reserved alike).
-BILLING_INCREMENT_S = 1
-BILLING_MINIMUM_S = 60
 
-
-def make_quote(
-    *,
-    region: str,
-    sku: str,
-    pricing: Pricing,
-    price: float,
-    source_url: str,
-    observed_at: datetime,
-    notes: str | None = None,
-    host: Mapping[str, object] | None = None,
+def instance_quote(
+    quote: QuoteMaker, raw: RawResponse, *, region: str, sku: str, pricing: Pricing, price: float, **fields: Any
 ) -> Quote:
-    return Quote(
-        provider=PROVIDER,
+    """One A100 instance type's price in USD per instance-hour, its GPUs from the table above."""
+    return quote(
+        raw,
+        f"{sku} {region} {pricing.value}",
         region=region,
         sku=sku,
         **identify(sku).quote_fields(),
@@ -40,10 +30,5 @@ def make_quote(
         price=price,
         currency="USD",
         unit=Unit.HOUR,
-        billing_increment_s=BILLING_INCREMENT_S,
-        billing_minimum_s=BILLING_MINIMUM_S,
-        source_url=source_url,
-        observed_at=observed_at,
-        notes=notes,
-        **(host or {}),
+        **fields,
     )

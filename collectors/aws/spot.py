@@ -45,8 +45,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
 from botocore.exceptions import BotoCoreError, ProfileNotFound
 
-from collectors.aws.common import A100_INSTANCE_TYPES, make_quote
-from collectors.base import RawResponse
+from collectors.aws.common import A100_INSTANCE_TYPES, instance_quote
+from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http, Signer
 from pricedb import clock, redact
@@ -191,7 +191,7 @@ def next_token(raw: RawResponse) -> str | None:
 
 
 # ----- parse -----------------------------------------------------------------------------------
-def parse_spot(raws: Iterable[RawResponse]) -> list[Quote]:
+def parse_spot(raws: Iterable[RawResponse], quote: QuoteMaker) -> list[Quote]:
     """Cheapest zone per region and instance type, from every page of every region."""
     # (region, instance type, zone) -> (timestamp, price, zone id, page)
     latest: dict[tuple[str, str, str], tuple[datetime, float, str | None, RawResponse]] = {}
@@ -222,13 +222,14 @@ def parse_spot(raws: Iterable[RawResponse]) -> list[Quote]:
         count = zones[(region, sku)]
         notes = f"cheapest of {count} zones: {where}" if count > 1 else f"only zone: {where}"
         quotes.append(
-            make_quote(
+            instance_quote(
+                quote,
+                raw,
                 region=region,
                 sku=sku,
                 pricing=Pricing.SPOT,
                 price=price,
                 source_url=source_url(region),
-                observed_at=raw.fetched_at,
                 notes=notes,
             )
         )

@@ -81,9 +81,7 @@ async def walk(http: Http, url: str, label: str, notes: list[str], max_pages: in
         seen.add(key)
         raw = await _get_page(http, next_url, f"{label} page {len(pages) + 1}")
         pages.append(raw)
-        body = raw.json()
-        if not isinstance(body, dict):
-            raise ParseError(f"{raw.url}: expected a JSON object, got {type(body).__name__}")
+        body = raw.json_object()
         if "Error" in body:
             message = api_error_message(body["Error"]) or str(body["Error"])
             raise FetchError(f"Azure Retail Prices API error on {label} page {len(pages)}: {message}")

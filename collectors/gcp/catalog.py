@@ -85,9 +85,7 @@ async def walk(http: Http, api_key: SecretStr | None, max_pages: int = MAX_PAGES
             raise FetchError(f"the SKU walk passed {max_pages} pages without an end (last pageToken {token!r})")
         raw = await _get(http, token, key, f"page {len(pages) + 1}")
         pages.append(raw)
-        body = raw.json()
-        if not isinstance(body, dict):
-            raise ParseError(f"{raw.url}: expected a JSON object, got {type(body).__name__}")
+        body = raw.json_object()
         if "error" in body:
             raise FetchError(f"Cloud Billing Catalog API error on page {len(pages)}: {google_error(raw.text())}")
         token = body.get("nextPageToken") or None

@@ -13,12 +13,9 @@ import io
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
-from typing import Any
 
-from pydantic import ValidationError
-
-from collectors.base import RawResponse
-from collectors.errors import ParseError
+from collectors.base import QuoteMaker, RawResponse
+from collectors.errors import InvalidQuote, ParseError
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.cards import MODEL_FACTS
 from pricedb.models import Availability, Pricing, Quote, Unit
@@ -119,8 +116,9 @@ def _bool(text: str, name: str) -> bool | None:
     raise BadRow(f"{name} {text!r} is not true/false (or blank for unknown)")
 
 
-def row_quote(row: dict[str, str], raw: RawResponse, provider_name: str) -> Quote:
-    """One sheet row → Quote (provider `manual`, sku `<provider>/<sku>`), or BadRow."""
+def row_quote(row: dict[str, str], raw: RawResponse, quote: QuoteMaker, offer: str) -> Quote:
+    """One sheet row (`offer`: file and line) → Quote (provider `manual`, sku `<provider>/<sku>`); BadRow, or
+    InvalidQuote for a value the quote model refuses."""
     for name in REQUIRED:
         if not row[name].strip():
             raise BadRow(f"{name} is empty")
@@ -152,30 +150,29 @@ def row_quote(row: dict[str, str], raw: RawResponse, provider_name: str) -> Quot
     notes = f"manual quote for {provider}, seen {seen.date().isoformat()}"
     if row["notes"].strip():
         notes += f"; {row['notes'].strip()}"
-    fields: dict[str, Any] = {
-        "provider": provider_name,
-        "region": row["region"].strip(),
-        "sku": f"{provider}/{row['sku'].strip()}",
+    price = _number(row, "price")
+    billing = {"billing_increment_s": int(_number(row, "billing_increment_s", integer=True))} if increment else {}
+    if minimum:  # a blank billing cell keeps the collector's rule: per second, no minimum
+        billing["billing_minimum_s"] = int(_number(row, "billing_minimum_s", integer=True, positive=False))
+    return quote(
+        raw,
+        offer,
+        region=row["region"].strip(),
+        sku=f"{provider}/{row['sku'].strip()}",
         **spec.quote_fields(),
-        "gpu_count": count,
-        "pricing": pricing,
-        "price": _number(row, "price"),
-        "currency": currency,
-        "unit": unit,
-        "term_hours": term_hours,
-        "billing_increment_s": int(_number(row, "billing_increment_s", integer=True)) if increment else 1,
-        "billing_minimum_s": int(_number(row, "billing_minimum_s", integer=True, positive=False)) if minimum else 0,
-        "availability": availability,
-        "source_url": source_url,
-        "observed_at": seen,
-        "tax_included": _bool(row["tax_included"], "tax_included"),
-        "notes": notes,
-    }
-    try:
-        return Quote(**fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadRow(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        gpu_count=count,
+        pricing=pricing,
+        price=price,
+        currency=currency,
+        unit=unit,
+        term_hours=term_hours,
+        availability=availability,
+        source_url=source_url,
+        observed_at=seen,
+        tax_included=_bool(row["tax_included"], "tax_included"),
+        notes=notes,
+        **billing,
+    )
 
 
 def _header(cells: list[str], where: str) -> list[str]:
@@ -193,7 +190,7 @@ def _header(cells: list[str], where: str) -> list[str]:
     return names
 
 
-def read_sheet(raw: RawResponse, provider_name: str) -> SheetResult:
+def read_sheet(raw: RawResponse, quote: QuoteMaker) -> SheetResult:
     where = raw.label or raw.url
     try:
         text = raw.body.decode("utf-8-sig")
@@ -208,6 +205,7 @@ def read_sheet(raw: RawResponse, provider_name: str) -> SheetResult:
     try:
         for cells in reader:
             line, end = end + 1, reader.line_num  # a quoted field may span lines: report where the row starts
+            offer = f"{where}:{line}"
             if not any(c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
                 continue
             if header is None:
@@ -218,13 +216,15 @@ def read_sheet(raw: RawResponse, provider_name: str) -> SheetResult:
                 if len(cells) != len(header):
                     raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
                 row = dict.fromkeys(OPTIONAL, "") | dict(zip(header, cells, strict=True))
-                quote = row_quote(row, raw, provider_name)
-                if quote.key in first_line:
-                    raise BadRow(f"the same offer as line {first_line[quote.key]} (provider, region, sku, pricing)")
-                first_line[quote.key] = line
-                quotes.append(quote)
+                made = row_quote(row, raw, quote, offer)
+                if made.key in first_line:
+                    raise BadRow(f"the same offer as line {first_line[made.key]} (provider, region, sku, pricing)")
+                first_line[made.key] = line
+                quotes.append(made)
             except BadRow as exc:
-                refused.append({"offer": f"{where}:{line}", "reason": str(exc)})
+                refused.append({"offer": offer, "reason": str(exc)})
+            except InvalidQuote as exc:  # a value the quote model refuses costs this row only
+                refused.append({"offer": offer, "reason": exc.reason})
     except csv.Error as exc:
         raise ParseError(f"{where}:{reader.line_num}: not readable as CSV ({exc})") from exc
     if header is None:

@@ -1,5 +1,6 @@
 """The RunPod GraphQL requests: the GPU type list, the per-type price query with one aliased
-`lowestPrice` per (cloud, GPU count), and reading GraphQL error envelopes."""
+`lowestPrice` per (cloud, GPU count) up to the counts each cloud allows, and reading GraphQL error
+envelopes."""
 
 from __future__ import annotations
 
@@ -93,3 +94,24 @@ def gpu_types_of(raw: RawResponse) -> list[Mapping[str, Any]]:
         found = ", ".join(map(str, body)) if isinstance(body, Mapping) else type(body).__name__
         raise ParseError(f"{raw.url}: no data.gpuTypes list in the {raw.label or 'answer'} (found: {found})")
     return types
+
+
+def max_counts(gpu: Mapping[str, Any]) -> tuple[dict[str, int], list[str]]:
+    """Per cloud, the largest GPU count to ask about (0 when the type is not in that cloud)."""
+    gpu_id = gpu.get("id")
+    overall = gpu.get("maxGpuCount")
+    counts: dict[str, int] = {}
+    notes: list[str] = []
+    for cloud in CLOUDS:
+        if gpu.get(f"{cloud}Cloud") is False:
+            counts[cloud] = 0
+            notes.append(f"{gpu_id}: not offered in {cloud} cloud")
+            continue
+        value = gpu.get(f"maxGpuCount{cloud.capitalize()}Cloud")
+        value = overall if value is None else value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ParseError(f"{GRAPHQL_URL}: {gpu_id} has no usable maxGpuCount for {cloud} cloud ({value!r})")
+        if value > MAX_GPU_COUNT:
+            notes.append(f"{gpu_id}: {cloud} cloud allows {value} GPUs; only up to {MAX_GPU_COUNT} are asked for")
+        counts[cloud] = min(value, MAX_GPU_COUNT)
+    return counts, notes

@@ -4,12 +4,9 @@ on-demand and a spot offer, priced per instance (RunPod's per-GPU price × the c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError
-
-from collectors.base import RawResponse
+from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
 from collectors.runpod.graphql import gpu_types_of, parse_alias
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
@@ -18,7 +15,6 @@ from pricedb.shapes import host_fields
 
 PROVIDER = "runpod"
 REGION = "global"  # list prices and lowestPrice without a data center: RunPod-wide, not per location
-BILLING_INCREMENT_S = 1  # docs.runpod.io, "Billing overview": compute is billed per second
 _SAVINGS_FIELDS = (("oneMonthPrice", "1 month"), ("threeMonthPrice", "3 months"), ("sixMonthPrice", "6 months"))
 
 
@@ -72,7 +68,7 @@ def not_offered(raw: RawResponse) -> list[str]:
     return notes
 
 
-def quotes_of(raw: RawResponse) -> list[Quote]:
+def quotes_of(raw: RawResponse, quote: QuoteMaker) -> list[Quote]:
     quotes: list[Quote] = []
     for gpu in gpu_types_of(raw):
         gpu_id = str(gpu.get("id", ""))
@@ -86,11 +82,12 @@ def quotes_of(raw: RawResponse) -> list[Quote]:
         for cloud, count, lowest in rows:
             if lowest is None or lowest.get("stockStatus") is None:
                 continue  # not offered at this count in this cloud (see the run's notes)
-            quotes.extend(_quotes_for(raw, gpu, spec, cloud, count, lowest, where))
+            quotes.extend(_quotes_for(quote, raw, gpu, spec, cloud, count, lowest, where))
     return quotes
 
 
 def _quotes_for(
+    quote: QuoteMaker,
     raw: RawResponse,
     gpu: Mapping[str, Any],
     spec: GpuSpec,
@@ -101,13 +98,14 @@ def _quotes_for(
 ) -> list[Quote]:
     stock = str(lowest["stockStatus"])
     label = f"{cloud.capitalize()} Cloud"
+    host = host_fields(lowest.get("minVcpu"), lowest.get("minMemory"))
     quotes = []
     on_demand = per_gpu_price(gpu.get(f"{cloud}Price"), f"{where}: {cloud}Price")
     if on_demand is not None:
         notes = [f"{label}", f"{cloud}Price {on_demand:g} USD per GPU-hour × {count} GPU(s)", f"stock {stock}"]
         if cloud == "secure":
             notes.extend(_savings_plan_note(gpu, on_demand, where))
-        quotes.append(_quote(raw, gpu, spec, cloud, count, Pricing.ON_DEMAND, on_demand, notes))
+        quotes.append(_quote(quote, raw, gpu, spec, cloud, count, Pricing.ON_DEMAND, on_demand, notes, host))
     spot = per_gpu_price(gpu.get(f"{cloud}SpotPrice"), f"{where}: {cloud}SpotPrice")
     source = f"{cloud}SpotPrice"
     if spot is None:
@@ -115,9 +113,8 @@ def _quotes_for(
         source = "minimumBidPrice (the lowest bid per GPU accepted now)"
     if spot is not None:
         notes = [f"{label}, interruptible", f"{source} {spot:g} USD per GPU-hour × {count} GPU(s)", f"stock {stock}"]
-        quotes.append(_quote(raw, gpu, spec, cloud, count, Pricing.SPOT, spot, notes))
-    host = host_fields(lowest.get("minVcpu"), lowest.get("minMemory"))
-    return [quote.model_copy(update=host) for quote in quotes] if host else quotes
+        quotes.append(_quote(quote, raw, gpu, spec, cloud, count, Pricing.SPOT, spot, notes, host))
+    return quotes
 
 
 def _savings_plan_note(gpu: Mapping[str, Any], on_demand: float, where: str) -> list[str]:
@@ -132,6 +129,7 @@ def _savings_plan_note(gpu: Mapping[str, Any], on_demand: float, where: str) -> 
 
 
 def _quote(
+    quote: QuoteMaker,
     raw: RawResponse,
     gpu: Mapping[str, Any],
     spec: GpuSpec,
@@ -140,26 +138,20 @@ def _quote(
     pricing: Pricing,
     per_gpu: float,
     notes: list[str],
+    host: Mapping[str, Any],
 ) -> Quote:
-    observed: datetime = raw.fetched_at
-    try:
-        return Quote(
-            provider=PROVIDER,
-            region=REGION,
-            sku=sku(str(gpu["id"]), count, cloud),
-            **spec.quote_fields(),
-            gpu_count=count,
-            pricing=pricing,
-            price=round(per_gpu * count, 6),
-            currency="USD",
-            unit=Unit.HOUR,
-            billing_increment_s=BILLING_INCREMENT_S,
-            availability=Availability.AVAILABLE,
-            source_url=raw.url,
-            observed_at=observed,
-            notes="; ".join(notes),
-        )
-    except ValidationError as exc:
-        raise ParseError(
-            f"{raw.url}: {gpu.get('id')} x{count} {cloud} {pricing.value} is not a valid quote: {exc}"
-        ) from exc
+    return quote(
+        raw,
+        f"{gpu.get('id')} x{count} {cloud} {pricing.value}",
+        region=REGION,
+        sku=sku(str(gpu["id"]), count, cloud),
+        **spec.quote_fields(),
+        gpu_count=count,
+        pricing=pricing,
+        price=round(per_gpu * count, 6),
+        currency="USD",
+        unit=Unit.HOUR,
+        availability=Availability.AVAILABLE,
+        notes="; ".join(notes),
+        **host,
+    )

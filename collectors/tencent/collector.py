@@ -27,13 +27,9 @@ DEFAULT_REGIONS = ("ap-beijing", "ap-shanghai", "ap-guangzhou")
 LIST_PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.MONTHLY, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y})
 SPOT_PRICINGS = frozenset({Pricing.SPOT})
 
-# Pay-as-you-go and spot instances are billed per second and settled hourly (CVM "价格总览":
-# "按量计费实例刊例价单位为小时，按秒计费，并按小时结算").
-BILLING_INCREMENT_S = 1
-
 
 class TencentCollector(Collector):
-    name: ClassVar[str] = items.PROVIDER
+    name: ClassVar[str] = "tencent"
     title: ClassVar[str] = "Tencent Cloud (CVM)"
     source_urls: ClassVar[tuple[str, ...]] = (api.ENDPOINT,)
     pricings: ClassVar[frozenset[Pricing]] = LIST_PRICINGS | SPOT_PRICINGS
@@ -41,7 +37,9 @@ class TencentCollector(Collector):
         Scope("list", LIST_PRICINGS, 6 * 60),
         Scope("spot", SPOT_PRICINGS, 60),
     )
-    billing_increment_s: ClassVar[int] = BILLING_INCREMENT_S
+    # Pay-as-you-go and spot instances are billed per second and settled hourly (CVM "价格总览":
+    # "按量计费实例刊例价单位为小时，按秒计费，并按小时结算").
+    billing_increment_s: ClassVar[int] = 1
     billing_minimum_s: ClassVar[int] = 0
     deadline_s: ClassVar[float] = 600.0  # signed calls per region and charge type
 
@@ -88,4 +86,4 @@ class TencentCollector(Collector):
                 f"no priced A100 instance type ({', '.join(api.FAMILIES)} families) in {len(fetched.responses)} "
                 f"answer(s) holding {read} item(s)"
             )
-        return [items.quote(entries, self.billing_increment_s) for _, entries in sorted(offers.items())]
+        return [items.offer_quote(entries, self.quote) for _, entries in sorted(offers.items())]

@@ -35,16 +35,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from pydantic import ValidationError
-
-from collectors.base import RawResponse
+from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
 from collectors.tencent.api import CHARGE_TYPES, FAMILIES, parse_label, source_url
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, PriceStep, Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 
-PROVIDER = "tencent"
 SECOND_STEP_AFTER_HOURS = 96.0
 THIRD_STEP_AFTER_HOURS = 360.0
 _A100 = re.compile(r"a100", re.IGNORECASE)
@@ -218,7 +215,7 @@ def _zone_state(entry: Priced) -> str:
     return f"{entry.zone} {entry.status or '?'}" + (f" ({', '.join(extra)})" if extra else "")
 
 
-def quote(entries: list[Priced], billing_increment_s: int) -> Quote:
+def offer_quote(entries: list[Priced], quote: QuoteMaker) -> Quote:
     """One offer from its zones: the cheapest selling zone, else the cheapest of all (sold out)."""
     selling = [e for e in entries if e.status == "SELL"]
     best = min(selling or entries, key=lambda e: (e.price, e.zone))
@@ -246,29 +243,22 @@ def quote(entries: list[Priced], billing_increment_s: int) -> Quote:
     if remark:
         notes.append(f"Remark: {remark}")
     region, charge_type = parse_label(best.raw)
-    try:
-        return Quote(
-            provider=PROVIDER,
-            region=region,
-            sku=best.sku,
-            **best.gpu.quote_fields(),
-            gpu_count=best.gpu_count,
-            pricing=best.pricing,
-            price=best.price,
-            currency="CNY",
-            unit=best.unit,
-            term_hours=best.term_hours,
-            billing_increment_s=billing_increment_s,
-            billing_minimum_s=0,
-            availability=availability,
-            source_url=source_url(region, charge_type),
-            observed_at=best.raw.fetched_at,
-            list_price=best.list_price,
-            price_steps=best.steps,
-            notes="; ".join(notes),
-            **host_fields(best.item.get("Cpu"), best.item.get("Memory")),
-        )
-    except ValidationError as exc:
-        raise ParseError(
-            f"{best.raw.url}: {best.sku} {region} {best.pricing.value} is not a valid quote: {exc}"
-        ) from exc
+    return quote(
+        best.raw,
+        f"{best.sku} {region} {best.pricing.value}",
+        region=region,
+        sku=best.sku,
+        **best.gpu.quote_fields(),
+        gpu_count=best.gpu_count,
+        pricing=best.pricing,
+        price=best.price,
+        currency="CNY",
+        unit=best.unit,
+        term_hours=best.term_hours,
+        availability=availability,
+        source_url=source_url(region, charge_type),
+        list_price=best.list_price,
+        price_steps=best.steps,
+        notes="; ".join(notes),
+        **host_fields(best.item.get("Cpu"), best.item.get("Memory")),
+    )

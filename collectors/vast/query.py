@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from collectors.base import RawResponse
-from collectors.errors import FetchError, ParseError
+from collectors.errors import FetchError
 from collectors.http import Http, json_bytes
 from collectors.vast.offers import CARDS, STANDARD_DISK_GB
 from pricedb.models import Pricing
@@ -75,9 +75,7 @@ async def search(http: Http, pricing: Pricing, countries: list[str], api_key: st
                 else "; the search asked for an API key: set GPUPRICE_VAST_API_KEY (or VAST_API_KEY)"
             )
         raise FetchError(f"Vast.ai refused the {label} offer search ({message}){hint}: {exc}") from exc
-    body = raw.json()
-    if not isinstance(body, dict):
-        raise ParseError(f"{raw.url}: expected a JSON object, got {type(body).__name__}")
+    body = raw.json_object()
     if "offers" not in body and ("error" in body or "msg" in body or body.get("success") is False):
         message = api_message(raw.text()) or str(body)
         raise FetchError(f"Vast.ai refused the {label} offer search: {message}")

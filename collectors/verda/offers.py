@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pydantic import ValidationError
-
-from collectors.base import RawResponse
+from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
@@ -165,6 +163,7 @@ def periods(raw: RawResponse) -> list[Period]:
 
 def build_quotes(
     settings: Settings,
+    quote: QuoteMaker,
     raw_types: RawResponse,
     types: Sequence[InstanceType],
     on_demand: Mapping[str, set[str]],
@@ -183,14 +182,14 @@ def build_quotes(
             notes = [f"price_per_hour {kind.price} {kind.currency} per instance-hour"]
             if others:
                 notes.append("other long-term contracts, paid up front: " + ", ".join(_describe(p) for p in others))
-            quote = _Builder(settings, raw_types, kind, location)
-            quotes.append(quote.make(Pricing.ON_DEMAND, kind.price, listed, "on-demand", notes))
+            offer = _Builder(settings, quote, raw_types, kind, location)
+            quotes.append(offer.make(Pricing.ON_DEMAND, kind.price, listed, "on-demand", notes))
             for period in priced:
-                quotes.append(quote.long_term(period, listed))
+                quotes.append(offer.long_term(period, listed))
             if kind.spot_price is not None:
                 spot_notes = [f"spot_price {kind.spot_price} {kind.currency} per instance-hour, interruptible"]
                 in_spot = kind.name in spot.get(location, set())
-                quotes.append(quote.make(Pricing.SPOT, kind.spot_price, in_spot, "spot", spot_notes))
+                quotes.append(offer.make(Pricing.SPOT, kind.spot_price, in_spot, "spot", spot_notes))
     return quotes
 
 
@@ -213,6 +212,7 @@ def _describe(period: Period) -> str:
 @dataclass
 class _Builder:
     settings: Settings
+    quote: QuoteMaker
     raw: RawResponse
     kind: InstanceType
     location: str
@@ -242,24 +242,20 @@ class _Builder:
     ) -> Quote:
         if not listed:
             notes = [*notes, SOLD_OUT_NOTE.format(kind=kind, location=self.location)]
-        try:
-            return Quote(
-                provider=PROVIDER,
-                region=self.location,
-                sku=self.kind.name,
-                **self.kind.spec.quote_fields(),
-                gpu_count=self.kind.gpu_count,
-                pricing=pricing,
-                price=round(float(price), 6),
-                currency=self.kind.currency,
-                unit=Unit.HOUR,
-                term_hours=term_hours,
-                availability=Availability.AVAILABLE if listed else Availability.SOLD_OUT,
-                source_url=self.raw.url,
-                observed_at=self.raw.fetched_at,
-                list_price=None if list_price is None else float(list_price),
-                notes="; ".join(notes),
-                **self.kind.host,
-            )
-        except ValidationError as exc:
-            raise ParseError(f"{self.raw.url}: {self.kind.name} {self.location} {pricing.value}: {exc}") from exc
+        return self.quote(
+            self.raw,
+            f"{self.kind.name} {self.location} {pricing.value}",
+            region=self.location,
+            sku=self.kind.name,
+            **self.kind.spec.quote_fields(),
+            gpu_count=self.kind.gpu_count,
+            pricing=pricing,
+            price=round(float(price), 6),
+            currency=self.kind.currency,
+            unit=Unit.HOUR,
+            term_hours=term_hours,
+            availability=Availability.AVAILABLE if listed else Availability.SOLD_OUT,
+            list_price=None if list_price is None else float(list_price),
+            notes="; ".join(notes),
+            **self.kind.host,
+        )

@@ -1,0 +1,76 @@
+"""Reading Lambda's instance-types answer: the `data` object of instance types, which of them are
+A100s, their GPU count (checked against the description's "8x"), host shape and the regions listed
+with capacity now."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from collectors.base import RawResponse
+from collectors.errors import ParseError
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
+from pricedb.shapes import host_fields
+
+_COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*x\s", re.IGNORECASE)
+
+
+def instance_types(raw: RawResponse) -> dict[str, Mapping[str, Any]]:
+    body = raw.json()
+    if not isinstance(body, Mapping) or not isinstance(body.get("data"), Mapping):
+        found = ", ".join(map(str, body)) if isinstance(body, Mapping) else type(body).__name__
+        raise ParseError(f"{raw.url}: no 'data' object of instance types in the answer (found: {found})")
+    types = dict(body["data"])
+    if not types:
+        raise ParseError(f"{raw.url}: 'data' lists no instance types")
+    for name, item in types.items():
+        if not isinstance(item, Mapping) or not isinstance(item.get("instance_type"), Mapping):
+            raise ParseError(f"{raw.url}: {name} has no 'instance_type' object (has the API changed?)")
+    return types
+
+
+def a100_spec(raw: RawResponse, name: str, item: Mapping[str, Any]) -> GpuSpec | None:
+    instance = item["instance_type"]
+    for field in ("gpu_description", "price_cents_per_hour", "specs"):
+        if field not in instance:
+            raise ParseError(f"{raw.url}: {name} has no '{field}' (has the API changed?)")
+    try:
+        spec = identify(str(instance["gpu_description"]))
+    except UnknownGpu:
+        return None
+    cents = instance["price_cents_per_hour"]
+    if isinstance(cents, bool) or not isinstance(cents, int | float):
+        raise ParseError(f"{raw.url}: {name} price_cents_per_hour {cents!r} is not a number")
+    return spec
+
+
+def gpu_count_of(raw: RawResponse, name: str, instance: Mapping[str, Any]) -> int:
+    specs = instance["specs"]
+    gpus = specs.get("gpus") if isinstance(specs, Mapping) else None
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise ParseError(f"{raw.url}: {name} specs.gpus is {gpus!r}, not a GPU count")
+    prefix = _COUNT_PREFIX.match(str(instance.get("description", "")))
+    if prefix and int(prefix.group(1)) != gpus:
+        raise ParseError(
+            f"{raw.url}: {name} says {instance.get('description')!r} but specs.gpus is {gpus}; "
+            "cannot tell which is right"
+        )
+    return gpus
+
+
+def host_shape(instance: Mapping[str, Any]) -> dict[str, Any]:
+    specs = instance.get("specs")
+    return host_fields(specs.get("vcpus"), specs.get("memory_gib")) if isinstance(specs, Mapping) else {}
+
+
+def capacity_regions(raw: RawResponse, name: str, item: Mapping[str, Any]) -> set[str]:
+    listed = item.get("regions_with_capacity_available")
+    if not isinstance(listed, list):
+        raise ParseError(f"{raw.url}: {name} has no 'regions_with_capacity_available' list")
+    regions = set()
+    for region in listed:
+        if not isinstance(region, Mapping) or not str(region.get("name", "")).strip():
+            raise ParseError(f"{raw.url}: {name} lists a region without a name: {region!r}")
+        regions.add(str(region["name"]).strip())
+    return regions
