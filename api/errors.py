@@ -1,4 +1,4 @@
-"""One error shape for every 4xx answer (pinned by tests/test_api_errors.py):
+"""One error shape for every 4xx answer (pinned by tests/helpers.py `assert_422_naming`):
 
     {"status": 422, "error": "invalid_parameter", "message": "mem: 'abc' is not a memory size; …",
      "errors": [{"parameter": "mem", "message": "'abc' is not a memory size; …", "value": "abc"}]}

@@ -3,7 +3,7 @@
 Parameters arrive as text and are parsed by api.parsing, which is more forgiving than a plain JSON
 type (comma lists, `60GB`, empty meaning "not given"). Each schema here describes exactly what the
 parser accepts: a request valid by the schema is answered, one invalid by it is refused with a 422
-(tests/test_fault_matrix_api.py runs schemathesis against the app to hold both directions). Choices
+(tests/fault_matrix/test_api.py runs schemathesis against the app to hold both directions). Choices
 are listed in lower case; the parser also takes other cases, as the descriptions say. Around list
 items only spaces and tabs are trimmed (api.parsing.BLANKS), which the patterns spell `[ \t]`."""
 

@@ -1,5 +1,5 @@
 """The explicit list of collectors. A provider exists for gpuprice when, and only when, it is
-listed here; tests/test_registry.py fails for any listed collector without fixtures and tests."""
+listed here; tests/collectors/test_registry.py fails for any listed collector without fixtures and tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Published GPU-memory measurements the estimator is checked against (tests/test_estimator_validation.py
+"""Published GPU-memory measurements the estimator is checked against (tests/estimator/test_measurements.py
 and the accuracy table in docs/estimator.md). `python -m api.estimator.measurements [group]` prints the table.
 
 Groups:

@@ -1,6 +1,6 @@
 """What each route may answer, for the OpenAPI document: content types, error statuses, headers.
 
-Pinned by the schemathesis run in tests/test_fault_matrix_api.py: an answer whose status or content
+Pinned by the schemathesis run in tests/fault_matrix/test_api.py: an answer whose status or content
 type is not declared here fails it."""
 
 from __future__ import annotations

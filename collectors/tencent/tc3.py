@@ -19,7 +19,7 @@ The key derivation and the final HMAC are Tencent's own code, `Sign.sign_tc3` fr
 request is built inside the SDK's private client methods, whose signatures differ between its sync
 and async clients). The canonical request and string to sign are built here from the request as it
 will be sent — after `GPUPRICE_TENCENT_BASE_URL` rewriting, so the `host` signed is the host
-contacted — and tests/test_tencent_signing.py reproduces the documented worked example byte for byte.
+contacted — and tests/collectors/tencent/test_signing.py reproduces the documented worked example byte for byte.
 """
 
 from __future__ import annotations

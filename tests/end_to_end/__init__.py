@@ -1,0 +1,1 @@
+"""Tests: end_to_end."""
