@@ -300,7 +300,7 @@ def test_cli_cheapest_by_model_prints_the_api_json(
     ],
 )
 def test_by_model_questions_over_every_recorded_provider_answer(offline_store: PriceStore, query: str) -> None:
-    """The two by-model questions (LoRA, int4 inference) over every offer the collectors parse from fixtures/ (offline)."""
+    """The two by-model questions (LoRA, int4 inference) over every offer parsed from fixtures/ (offline)."""
     app = create_app(offline_store.settings, store=offline_store, schedule=False)
     with TestClient(app) as test_client:
         body = test_client.get(f"/cheapest?{query}&limit=500").json()

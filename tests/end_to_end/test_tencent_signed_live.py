@@ -1,5 +1,6 @@
-"""Tencent Cloud, live path through a signature-checking server: with keys set and GPUPRICE_*_BASE_URL pointed at a local
-server that checks TC3 signatures and answers in Tencent's real format, `gpuprice collect` stores
+"""Tencent Cloud, live path through a signature-checking server: with keys set and
+GPUPRICE_*_BASE_URL pointed at a local server that checks TC3 signatures and answers in Tencent's
+real format, `gpuprice collect` stores
 exactly the offers those answers contain — hourly, spot, monthly and subscription prices normalized,
 sold-out offers marked; a wrong key fails the run with Tencent's own error; without keys the run is
 skipped; and `/cheapest?mem=60GB&hours=200` ranks Tencent's offers beside AWS and Azure."""
