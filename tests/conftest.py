@@ -7,9 +7,10 @@ import asyncio
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -99,6 +100,18 @@ def make_settings(folder: Path, **overrides: object) -> Settings:
         schedule_jitter_s=0,
         **overrides,
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clock_starts_at_observed() -> Iterator[None]:
+    """The suite's "now" (pricedb.clock) starts at OBSERVED, just after every fixture was recorded,
+    and runs on with the monotonic clock. No test sees the system calendar, so the suite answers the
+    same on any date; the year-ahead run (.ci/run) then shows that nothing reads the system clock
+    behind pricedb.clock's back. `frozen_clock` stops it at OBSERVED for one test."""
+    start = time.monotonic()
+    previous = clock.set_clock(lambda: OBSERVED + timedelta(seconds=time.monotonic() - start))
+    yield
+    clock.set_clock(previous)
 
 
 @pytest.fixture
