@@ -25,9 +25,15 @@ from pricedb.fx import FxTable
 from pricedb.models import FxRate
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.faketime_site import sitecustomize as faketime_site
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OBSERVED = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+if faketime_site.UNDER_FAKETIME:  # the date-proof run: Python processes that tests start need the mends too
+    site = str(Path(faketime_site.__file__).parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))
 
 
 def fixture_bytes(provider: str, name: str) -> bytes:
