@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from collectors.http import Http, make_client
 from collectors.manual import ManualCollector
 from collectors.manual.sheet import read_sheet
 from collectors.sanity import check_quotes
+from pricedb import clock
 from pricedb.models import Availability, Pricing, RunStatus, Unit
 from pricedb.normalize import normalize
 from pricedb.queries import current_offers
@@ -267,11 +268,11 @@ def test_quotes_go_stale_on_the_same_rules_and_removed_rows_are_withdrawn(store,
     shutil.copy(SHEET, path)
     live = settings.model_copy(update={"manual_sheet": path})
     assert collect_manual(store, live).status is RunStatus.OK
-    now = datetime.now(UTC).replace(tzinfo=None)
+    now = clock.now_naive()
     offers = current_offers(store.cursor(), now).offers
     assert len(offers) == 5 and not any(o.stale for o in offers)
     # an hourly sheet read twice a schedule ago is stale, like any provider's last success
-    later = current_offers(store.cursor(), now.replace(year=now.year + 1)).offers
+    later = current_offers(store.cursor(), now + timedelta(days=365)).offers
     assert all(o.stale for o in later)
     # a row deleted from the sheet is withdrawn on the next load
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
