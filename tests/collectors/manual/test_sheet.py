@@ -97,7 +97,8 @@ def test_bad_rows_are_refused_with_file_line_and_reason_and_good_rows_load() -> 
         {"offer": f"{where}:13", "reason": "source_url 'lambdalabs.com' is not a URL (https://…, mailto:…)"},
         {"offer": f"{where}:14", "reason": "date_seen 2099-01-01 is in the future"},
         {"offer": f"{where}:15", "reason": "3 fields, the header has 16"},
-        {"offer": f"{where}:16", "reason": "gpu_model 'V100' is not a known GPU (A100, A800, H100, H800, H200)"},
+        {"offer": f"{where}:16",
+         "reason": "gpu_model 'Quadro RTX 8000' is not a GPU gpuprice knows (README, GPUs, lists the cards)"},
     ]  # fmt: skip
     sold_out = next(q for q in result.quotes if q.sku.startswith("coreweave"))
     assert sold_out.availability is Availability.SOLD_OUT  # written "sold out" in the sheet
