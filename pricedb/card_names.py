@@ -88,9 +88,6 @@ _RULES: list[tuple[str, GpuSpec]] = [
     (r"^standard_nc\d+ads_a100_v4$", A100_80_PCIE),
     (r"^a2-ultragpu-", A100_80_SXM),
     (r"^a2-(high|mega)gpu-", A100_40_SXM),
-    (r"^bm\.gpu\.a100-v2\.", A100_80_SXM),
-    (r"^bm\.gpu4\.", A100_40_SXM),
-    (r"^gt4\.", A100_40_SXM),  # Tencent Cloud GT4: A100 NVLink 40GB
 ]
 _COMPILED = [(re.compile(pattern, re.IGNORECASE), spec) for pattern, spec in _RULES]
 
