@@ -12,8 +12,8 @@ English https://www.tencentcloud.com/document/api/213/33254; field meanings as i
   `GPUPRICE_TENCENT_SECRET_ID`/`GPUPRICE_TENCENT_SECRET_KEY`; none → the run is skipped) and API errors
   (HTTP 200 with `Response.Error`; `AuthFailure.*` → a message about the keys);
 - `instance_types`: family → card (the items name no GPU model), from Tencent's GPU instance pages;
-- `items`: the card and count of each item, prices and stock → quotes; vGPU slices, and families
-  whose card or memory is not published (HCCPNV4h), counted in the run's notes, never guessed;
+- `items`: the card and count of each item (a vGPU slice marked as one), prices and stock → quotes;
+  families whose card or memory is not published (HCCPNV4h) counted in the run's notes, never guessed;
 - `collector`: `TencentCollector`, scopes `list` (every 6 h: on-demand, monthly, 1- and 3-year
   subscriptions) and `spot` (hourly), regions from `GPUPRICE_TENCENT_REGIONS` (default ap-beijing,
   ap-shanghai, ap-guangzhou: where GT4 is sold), every URL rewritable with `GPUPRICE_TENCENT_BASE_URL`.
@@ -24,7 +24,7 @@ as `price`, list price as `list_price`, stepped prices after 96 h / 360 h as `pr
 `reserved_3y` (whole-term prices). `Status` SOLD_OUT → `availability` sold_out (kept, not dropped).
 
 Traps: dedicated-host billing (`CDHPAID`) is never asked for (an item of another charge type than
-asked is a ParseError); vGPU sizes (GN7.LARGE20 = 1/4 T4) are not whole cards.
+asked is a ParseError); vGPU sizes (GN7.LARGE20 = 1/4 T4) are slices (`gpu_fraction`), not whole cards.
 
 Quirks: the region is only in the `X-TC-Region` header; errors come back with HTTP 200; price fields
 are 0 or null when not applicable and sometimes numeric strings; one item per zone (folded into one

@@ -18,9 +18,10 @@ Item fields (CVM API data structure `InstanceTypeQuotaItem`; SDK `tencentcloud/c
   for "not applicable"; 0 and null mean no price.
 
 GPUs: the card comes from the item's family (collectors.tencent.instance_types, Tencent's pages), the
-count from the item (`GpuCount`, else `Gpu`), never from the name. What is not taken is counted in the
-run's notes, never guessed: a family whose card or memory is not published (HCCPNV4h), a family the
-table does not know, and vGPU slices (`GpuCount` below 1: a 1/4 T4 is not a T4).
+count from the item (`GpuCount`, else `Gpu`), never from the name; a `GpuCount` below 1 is a vGPU slice
+(GN7.LARGE20 = 1/4 of a T4, 4 GB), stored as one slice with `gpu_fraction` and `gpu_partition`, never
+as a whole card. What is not taken is counted in the run's notes, never guessed: a family whose card
+or memory is not published (HCCPNV4h) and a family the table does not know.
 
 Zones: an offer is provider + region + sku + pricing, so the zones of a region are folded into one
 quote: the cheapest zone that sells (`Status` SELL), else the cheapest sold-out one, marked
@@ -32,13 +33,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
 from collectors.tencent.api import CHARGE_TYPES, parse_label, source_url
 from collectors.tencent.instance_types import FAMILY_CARDS, UNSTATED, family_of
-from pricedb.card_names import GpuSpec
+from pricedb.card_names import GpuSpec, UnknownGpu
 from pricedb.models import Availability, PriceStep, Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 
@@ -105,17 +107,22 @@ def gpu_of(item: dict[str, Any]) -> GpuSpec | str:
     return f"unknown GPU, not collected: {sku} (family {family}, {item.get('TypeName') or 'no TypeName'})"
 
 
-def gpu_count_of(item: dict[str, Any], where: str, gpu: GpuSpec) -> int | str:
-    """Whole cards per instance (`GpuCount`, else `Gpu`), or why the item is not taken (a vGPU slice)."""
+def gpu_count_of(item: dict[str, Any], where: str, gpu: GpuSpec) -> tuple[int, GpuSpec] | str:
+    """Cards per instance (`GpuCount`, else `Gpu`) and the card; a `GpuCount` below 1 is one vGPU slice
+    of that share (GN7.LARGE20: 1/4 of a T4, 4 GB). A string says why the item is not taken."""
     cards, gpus = item.get("GpuCount"), item.get("Gpu")
     count = cards if isinstance(cards, int | float) and not isinstance(cards, bool) and cards > 0 else gpus
     if not isinstance(count, int | float) or isinstance(count, bool) or count <= 0:
         raise ParseError(f"{where}: {item.get('InstanceType')} has no GPU count (GpuCount {cards!r}, Gpu {gpus!r})")
     if count < 1:
-        return f"vGPU slice, not collected as a whole card: {item.get('InstanceType')} ({count:g} of one {gpu.model})"
+        share = Fraction(count).limit_denominator(64)
+        try:
+            return 1, gpu.slice(float(share), f"{share} GPU (vGPU)", gpu.memory_gb * float(share))
+        except UnknownGpu as exc:
+            return f"unknown GPU, not collected: {item.get('InstanceType')} ({exc})"
     if count != int(count):
         raise ParseError(f"{where}: {item.get('InstanceType')} has a fractional GPU count {count!r}")
-    return int(count)
+    return int(count), gpu
 
 
 class _Price(NamedTuple):
@@ -177,13 +184,13 @@ def priced(raw: RawResponse, hours_per_year: float, skipped: Counter[str] | None
             raise ParseError(f"{where}: zone {zone} answered for region {region}")
         if item.get("InstanceChargeType") != charge_type:
             raise ParseError(f"{where}: {sku} is {item.get('InstanceChargeType')!r}, asked for {charge_type}")
-        gpu = gpu_of(item)
-        count = gpu if isinstance(gpu, str) else gpu_count_of(item, where, gpu)
-        if isinstance(count, str):
+        card = gpu_of(item)
+        counted = card if isinstance(card, str) else gpu_count_of(item, where, card)
+        if isinstance(counted, str):
             if skipped is not None:
-                skipped[count] += 1
+                skipped[counted] += 1
             continue
-        assert isinstance(gpu, GpuSpec)
+        count, gpu = counted
         if not isinstance(item.get("Price"), dict):
             raise ParseError(f"{where}: {sku} has no Price block")
         if charge_type == "PREPAID":

@@ -62,6 +62,8 @@ EXPECTED = {
     ("ap-guangzhou", "GT4.8XLARGE192", "reserved_3y"): (466128.0, "term", A),
     ("ap-beijing", "GN7.2XLARGE32", "on_demand"): (8.68, "hour", A),
     ("ap-beijing", "GN7.2XLARGE32", "spot"): (1.736, "hour", A),
+    ("ap-beijing", "GN7.LARGE20", "on_demand"): (3.36, "hour", A),  # a 1/4 T4 vGPU slice
+    ("ap-beijing", "GN7.LARGE20", "spot"): (0.672, "hour", A),
     ("ap-beijing", "GN10Xp.2XLARGE40", "on_demand"): (20.36, "hour", A),
     ("ap-beijing", "GN10Xp.2XLARGE40", "monthly"): (8600.0, "month", A),
     ("ap-beijing", "GN10Xp.2XLARGE40", "reserved_1y"): (85656.0, "term", A),

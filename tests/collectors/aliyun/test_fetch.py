@@ -73,12 +73,12 @@ def test_the_list_scope_asks_types_stock_and_hourly_and_monthly_prices(keyed: Se
     prices = [q for action, q in asked if action == "DescribePrice"]
     assert {q["PriceUnit"] for q in prices} == {"Hour", "Month"} and all(q["Period"] == "1" for q in prices)
     assert all("SpotStrategy" not in q and q["ResourceType"] == "instance" for q in prices)
-    # beijing 11 hourly + 6 monthly, hangzhou 3 + 3, shanghai 2 + 1: every whole-card GPU type listed
-    assert len(prices) == 26
+    # beijing 12 hourly + 7 monthly, hangzhou 3 + 3, shanghai 2 + 1: every known GPU type listed
+    assert len(prices) == 28
     hosts = {c.request.url.host for c in route.calls if c.request.headers["x-acs-action"] == "DescribePrice"}
     assert hosts == {f"ecs.{region}.aliyuncs.com" for region in ("cn-beijing", "cn-hangzhou", "cn-shanghai")}
     quotes = AliyunCollector(keyed).parse(fetched)
-    assert {q.pricing for q in quotes} == {Pricing.ON_DEMAND, Pricing.MONTHLY} and len(quotes) == 26
+    assert {q.pricing for q in quotes} == {Pricing.ON_DEMAND, Pricing.MONTHLY} and len(quotes) == 28
 
 
 @respx.mock
@@ -112,7 +112,7 @@ def test_the_base_url_carries_every_call_and_the_signature_covers_its_host(keyed
     route = respx.get(url__startswith="http://127.0.0.1:9321/").mock(side_effect=answer_from_fixtures)
     local = keyed.model_copy(update={"base_urls": {"aliyun": "http://127.0.0.1:9321"}})
     asyncio.run(_fetch(local, "list"))
-    assert route.call_count == 2 + 6 + 26  # type pages, stock, prices
+    assert route.call_count == 2 + 6 + 28  # type pages, stock, prices
     for call in route.calls:
         assert call.request.headers["host"] == "127.0.0.1:9321"
         assert "host" in AUTHORIZATION.match(call.request.headers["Authorization"])["signed"].split(";")

@@ -58,6 +58,8 @@ EXPECTED = {
     ("cn-shanghai", "ecs.gn7i-c8g1.2xlarge", "on_demand"): (9.6, 9.6, "available"),
     ("cn-shanghai", "ecs.gn7i-c8g1.2xlarge", "monthly"): (3026.0, 3560.0, "available"),
     ("cn-shanghai", "ecs.gn7i-c8g1.2xlarge", "spot"): (1.92, 9.6, "available"),
+    ("cn-beijing", "ecs.sgn7i-vws-m2.xlarge", "on_demand"): (1.2, 1.2, "available"),
+    ("cn-beijing", "ecs.sgn7i-vws-m2.xlarge", "monthly"): (391.0, 460.0, "available"),
 }
 GPUS = {
     "ecs.gn7-c12g1.3xlarge": (1, 40.0),
@@ -73,6 +75,7 @@ GPUS = {
     "ecs.gn7i-c16g1.4xlarge": (1, 24.0),
     "ecs.gn7s-c16g1.4xlarge": (1, 24.0),
     "ecs.gn8is.2xlarge": (1, 48.0),
+    "ecs.sgn7i-vws-m2.xlarge": (1, 2.0),  # one 1/12 slice of an A10
 }
 TYPE_PAGES = ("instance_types_page1.json", "instance_types_page2.json")
 
@@ -132,15 +135,24 @@ def test_every_offer_has_the_card_count_and_memory_of_its_described_type(offline
         assert quote.gpu_model == MODELS[row["GPUSpec"]], quote.sku
         assert quote.gpu_count == row["GPUAmount"] and quote.gpu_memory_gb == row["GPUMemorySize"], quote.sku
         assert (quote.vcpus, quote.memory_gib) == (row["CpuCoreCount"], row["MemorySize"])
+        # a vGPU family's type is a slice of one card: its memory over the card's
+        sliced = row["InstanceTypeFamily"].startswith(("ecs.vgn", "ecs.sgn"))
+        share = row["GPUMemorySize"] / 24.0 if sliced else None  # the A10 the fixtures' slice is cut from
+        assert quote.gpu_fraction == (pytest.approx(share) if sliced else None), quote.sku
 
 
-def test_vgpu_slices_and_unknown_cards_are_reported_and_never_priced(offline: Settings, fetched: Fetched) -> None:
-    assert fetched.notes[:2] == [
-        "unknown GPU, not collected: GPUSpec 'NVIDIA GPU' with 96 GB (1 type: ecs.ebmgn8v.48xlarge)",
-        "vGPU slice, not collected as a whole card: 2 GB of one A10 (1 type: ecs.sgn7i-vws-m2.xlarge)",
-    ]
+def test_a_vgpu_slice_is_marked_and_never_a_whole_card(offline: Settings, fetched: Fetched) -> None:
+    quote = by_key(AliyunCollector(offline).parse(fetched))[("cn-beijing", "ecs.sgn7i-vws-m2.xlarge", "on_demand")]
+    assert (quote.gpu_model, quote.gpu_memory_gb, quote.gpu_count) == ("A10", 2.0, 1)
+    assert (quote.gpu_fraction, quote.gpu_partition) == (pytest.approx(1 / 12), "1/12 GPU (vGPU, shared)")
+
+
+def test_unknown_cards_are_reported_and_never_priced(offline: Settings, fetched: Fetched) -> None:
+    assert fetched.notes[0] == (
+        "unknown GPU, not collected: GPUSpec 'NVIDIA GPU' with 96 GB (1 type: ecs.ebmgn8v.48xlarge)"
+    )
     asked = {raw.label.split(":")[3] for raw in fetched.responses if raw.label.startswith("price:")}
-    assert not asked & {"ecs.ebmgn8v.48xlarge", "ecs.sgn7i-vws-m2.xlarge", "ecs.g7.large"}
+    assert not asked & {"ecs.ebmgn8v.48xlarge", "ecs.g7.large"}
 
 
 def test_live_quotes_do_not_claim_to_be_fixture_prices(settings: Settings, fetched: Fetched) -> None:

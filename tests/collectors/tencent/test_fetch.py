@@ -91,11 +91,10 @@ def test_one_signed_call_per_region_and_charge_type(settings: Settings, keys: No
         assert request.headers["Host"] == "cvm.tencentcloudapi.com"
         assert json.loads(request.content)["Filters"][0] == {"Name": "instance-family", "Values": list(FAMILIES)}
         assert SECRET_KEY not in str(request.headers) + request.content.decode()
-    assert len(collector.parse(fetched)) == 39
+    assert len(collector.parse(fetched)) == 41
     assert fetched.notes == [
         "unknown GPU, not collected: HCCPNV4h.48XLARGE1024 (an A100 family whose GPU memory Tencent does not "
         "publish) (1 item)",
-        "vGPU slice, not collected as a whole card: GN7.LARGE20 (0.25 of one T4) (2 items)",
     ]
 
 
@@ -207,7 +206,7 @@ def test_offline_replays_each_region_and_a_200_hour_job_follows_the_steps(settin
     offline = settings.model_copy(update={"offline": True})
     store = PriceStore(offline)
     summaries = asyncio.run(collect(store, offline, ["tencent"]))
-    assert [(s.provider, s.status.value, s.quotes) for s in summaries] == [("fx", "ok", 31), ("tencent", "ok", 39)]
+    assert [(s.provider, s.status.value, s.quotes) for s in summaries] == [("fx", "ok", 31), ("tencent", "ok", 41)]
     now = clock.now_naive()
     offers = {(o.region, o.sku, o.pricing): o for o in current_offers(store.cursor(), now).offers}
     store.close()

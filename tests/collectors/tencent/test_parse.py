@@ -50,11 +50,11 @@ def quotes(collector: TencentCollector) -> dict[tuple[str, str, str], object]:
 
 
 def test_every_offer_in_the_answers_and_nothing_else(quotes: dict) -> None:
-    # 22 Beijing + 9 Shanghai + 8 Guangzhou offers (fixtures/README.md lists them).
-    assert len(quotes) == 39
+    # 24 Beijing + 9 Shanghai + 8 Guangzhou offers (fixtures/README.md lists them).
+    assert len(quotes) == 41
     assert {region for region, _, _ in quotes} == set(REGIONS)
     assert {sku.split(".")[0] for _, sku, _ in quotes} == {"GT4", "GN7", "GN10Xp", "PNV4", "GN8"}
-    assert not any(sku.startswith(("HCCPNV4h", "GN7.LARGE20")) for _, sku, _ in quotes)  # unknown card, vGPU slice
+    assert not any(sku.startswith("HCCPNV4h") for _, sku, _ in quotes)  # its card is not published
     assert {pricing for _, _, pricing in quotes} == {"on_demand", "spot", "monthly", "reserved_1y", "reserved_3y"}
 
 
@@ -74,20 +74,24 @@ def test_every_offer_has_the_card_of_its_family_and_the_count_of_its_item(quotes
     }
     for (region, sku, _), q in quotes.items():
         row = rows[(region, sku)]
-        assert (q.gpu_model, q.gpu_memory_gb, q.form_factor) == DOCUMENTED[row["InstanceFamily"]], sku
-        assert q.gpu_count == row["GpuCount"] == row["Gpu"], sku
+        model, memory, form = DOCUMENTED[row["InstanceFamily"]]
+        assert (q.gpu_model, q.form_factor) == (model, form), sku
+        if row["GpuCount"] < 1:  # a vGPU slice: one slice of that share of the card, with that share of its memory
+            assert (q.gpu_count, q.gpu_fraction, q.gpu_memory_gb) == (1, row["GpuCount"], memory * row["GpuCount"])
+        else:
+            assert (q.gpu_count, q.gpu_fraction, q.gpu_memory_gb) == (row["GpuCount"], None, memory), sku
+            assert row["GpuCount"] == row["Gpu"]
         assert (q.vcpus, q.memory_gib) == (row["Cpu"], row["Memory"])
     assert set(DOCUMENTED) <= set(FAMILY_CARDS)
 
 
-def test_unknown_cards_and_vgpu_slices_are_counted_in_the_notes_never_guessed(collector: TencentCollector) -> None:
+def test_unknown_cards_are_counted_in_the_notes_never_guessed(collector: TencentCollector) -> None:
     skipped: Counter[str] = Counter()
     for raw in all_answers().responses:
         items.priced(raw, 8760, skipped)
     assert skipped == {
         "unknown GPU, not collected: HCCPNV4h.48XLARGE1024 (an A100 family whose GPU memory Tencent does not "
         "publish)": 1,
-        "vGPU slice, not collected as a whole card: GN7.LARGE20 (0.25 of one T4)": 2,
     }
 
 
@@ -134,7 +138,7 @@ def test_the_real_monthly_figure_has_no_placeholder_mark_and_no_invented_terms(q
     assert real.price == 12948.0 and "fixture price" not in real.notes
     assert ("ap-guangzhou", "GT4.4XLARGE96", "reserved_1y") not in quotes  # 0 in the answer: no price
     placeholders = [q for key, q in quotes.items() if key != ("ap-guangzhou", "GT4.4XLARGE96", "monthly")]
-    assert len(placeholders) == 38
+    assert len(placeholders) == 40
     assert all("Remark: fixture price" in q.notes for q in placeholders)
 
 
@@ -176,12 +180,12 @@ def test_gpu_count_comes_from_the_answer(collector: TencentCollector) -> None:
     assert q.gpu_count == 1
 
 
-def test_a_vgpu_slice_is_skipped_and_said(collector: TencentCollector) -> None:
-    fetched = edited("ap-shanghai", "SPOTPAID", 0, GpuCount=0.5)
-    assert [q.sku for q in collector.parse(fetched)] == ["GT4.8XLARGE192"]
-    skipped: Counter[str] = Counter()
-    items.priced(fetched.responses[0], 8760, skipped)
-    assert skipped == {"vGPU slice, not collected as a whole card: GT4.4XLARGE96 (0.5 of one A100)": 1}
+def test_a_vgpu_slice_is_one_slice_never_a_whole_card(quotes: dict, collector: TencentCollector) -> None:
+    q = quotes[("ap-beijing", "GN7.LARGE20", "on_demand")]
+    assert (q.gpu_model, q.gpu_count, q.gpu_memory_gb) == ("T4", 1, 4.0)  # Tencent's table: 1/4 vGPU, 4 GB
+    assert (q.gpu_fraction, q.gpu_partition) == (0.25, "1/4 GPU (vGPU)")
+    half = collector.parse(edited("ap-shanghai", "SPOTPAID", 0, GpuCount=0.5))[0]
+    assert (half.sku, half.gpu_memory_gb, half.gpu_partition) == ("GT4.4XLARGE96", 20.0, "1/2 GPU (vGPU)")
 
 
 def test_a_family_the_table_does_not_know_is_reported_not_guessed(collector: TencentCollector) -> None:
