@@ -143,6 +143,7 @@ _MODELS: list[tuple[str, str]] = [
     ("RTX5000Ada", _word(f"rtx{_S}5000{_S}ada")),
     ("RTX4000Ada", _word(f"rtx{_S}4000{_S}ada")),  # not the "RTX 4000 SFF Ada" (another card)
     ("RTX2000Ada", _word(f"rtx{_S}2000{_S}ada")),
+    ("RTX8000", _word(f"((quadro|q){_S})?rtx{_S}8000")),  # the Turing Quadro RTX 8000, 48GB
     ("RTX6000", _word(f"((quadro|q){_S})?rtx{_S}6000")),  # the Turing Quadro RTX 6000, 24GB
     ("A6000", _word(f"(rtx{_S})?a6000")),
     ("A5000", _word(f"(rtx{_S})?a5000")),
