@@ -89,7 +89,7 @@ def create_app(
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
         publisher = publisher_for(price_store, settings) if replica is None else None
         if publisher is not None:  # what is stored may be newer than what was published
-            background.append(asyncio.create_task(publisher.after_run(0)))
+            background.append(asyncio.create_task(publisher.now()))
         try:
             yield
         finally:

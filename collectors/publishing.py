@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from collections.abc import Callable
 
 from pricedb.queries import PublishAttempt
 from pricedb.replication.publish import publish_and_record
@@ -30,13 +31,21 @@ class Publisher:
         """The outcome of an attempt that began after run `run_id` was recorded: a running one's
         successor, or the last one if it began late enough (a failed one too: the next run retries)."""
         self._asked = max(self._asked, run_id)
+        return await self._attempt(lambda: self.last is None or self._covered < run_id)
+
+    async def now(self) -> PublishAttempt:
+        """A publish now (`serve` starting: what is stored may be newer than what was published)."""
+        return await self._attempt(lambda: True)
+
+    async def _attempt(self, needed: Callable[[], bool]) -> PublishAttempt:
         while not self._lock.acquire(blocking=False):
             await asyncio.sleep(_POLL_S)
         try:
-            if self.last is None or self._covered < run_id:
+            if needed():
                 covering = self._asked
                 self.last = await asyncio.to_thread(publish_and_record, self.store, self.settings)
                 self._covered = covering
+            assert self.last is not None
             return self.last
         finally:
             self._lock.release()
