@@ -91,6 +91,11 @@ class Replica:
             "version": manifest.version if manifest else None,
             "published_at": _iso(manifest.published_at) if manifest else None,
             "age_s": round(age, 1) if age is not None else None,
+            "loaded_at": _iso(self.loader.loaded_at),
+            # how long the snapshot took to get here: publish → poll → download → load
+            "loaded_after_s": round((self.loader.loaded_at - manifest.published_at).total_seconds(), 2)
+            if manifest and self.loader.loaded_at
+            else None,
             "stale_after_s": limit,
             "checked_at": _iso(self.checked_at),
             "error": self.error,

@@ -55,6 +55,7 @@ class Published:
     files_uploaded: int
     bytes_uploaded: int
     seconds: float
+    fresh: bool = True  # False: every target held all of it already, no version was made
 
 
 def targets_of(settings: Settings) -> list[Target]:
@@ -102,6 +103,17 @@ def _write(cur: duckdb.DuckDBPyConnection, planned: Slice, scratch: Path, local:
     )
 
 
+def _unchanged(previous: list[Manifest | None], slices: list[Slice], schema_version: int) -> bool:
+    """Every target already holds exactly these partitions."""
+    planned = [(s.identity, s.signature) for s in slices]
+    return all(
+        before is not None
+        and before.schema_version == schema_version
+        and [(p.identity, p.signature) for p in before.partitions] == planned
+        for before in previous
+    )
+
+
 def publish(store: PriceStore, targets: list[Target], retention: timedelta) -> Published:
     """One snapshot of `store` to every target (raises StorageError, ManifestRefused, duckdb.Error)."""
     started = time.monotonic()
@@ -123,6 +135,8 @@ def publish(store: PriceStore, targets: list[Target], retention: timedelta) -> P
             cur.rollback()  # nothing was written to the store
         finally:
             cur.close()
+        if _unchanged(previous, slices, schema_version):  # a version is a change: none is made
+            return Published(version - 1, last_run_id, 0, 0, time.monotonic() - started, fresh=False)
         manifests = []
         for target, before in zip(targets, previous, strict=True):
             partitions = [_published(before, s) or written[s.identity] for s in slices]
@@ -194,14 +208,15 @@ def publish_and_record(store: PriceStore, settings: Settings) -> PublishAttempt:
     try:
         done = publish(store, targets_of(settings), timedelta(minutes=settings.publish_retention_minutes))
         version, last_run_id = done.version, done.last_run_id
-        log.info(
-            "published snapshot %d to %s: %d new files, %d bytes, %.2f s",
-            done.version,
-            where,
-            done.files_uploaded,
-            done.bytes_uploaded,
-            done.seconds,
-        )
+        if done.fresh:
+            log.info(
+                "published snapshot %d to %s: %d new files, %d bytes, %.2f s",
+                done.version,
+                where,
+                done.files_uploaded,
+                done.bytes_uploaded,
+                done.seconds,
+            )
     except (StorageError, ManifestRefused, ValueError, OSError, duckdb.Error) as exc:
         error = f"snapshot not published to {where}: {exc}"
     except Exception as exc:  # a bug here must not take the collection with it

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -57,8 +58,9 @@ class SnapshotLoader:
         self.downloaded_bytes = 0  # over this process's life
         self.last: Loaded | None = None
         store.write([(_STATE_TABLE, [])])
-        row = store.cursor().execute("SELECT manifest FROM replica_snapshot").fetchone()
+        row = store.cursor().execute("SELECT manifest, loaded_at FROM replica_snapshot").fetchone()
         self.manifest: Manifest | None = Manifest.model_validate_json(row[0]) if row else None
+        self.loaded_at: datetime | None = row[1].replace(tzinfo=UTC) if row else None  # aware UTC
 
     def check(self) -> Check:
         fetched = self.source.read(MANIFEST_NAME, self._validator)
@@ -72,8 +74,9 @@ class SnapshotLoader:
             self._validator = fetched.validator
             return Check.UNCHANGED
         count, size = self._download(manifest)
-        self.store.write_with(lambda cur: self._load(cur, manifest))
-        self.manifest, self._validator = manifest, fetched.validator
+        loaded_at = clock.now()
+        self.store.write_with(lambda cur: self._load(cur, manifest, loaded_at))
+        self.manifest, self._validator, self.loaded_at = manifest, fetched.validator, loaded_at
         self.downloaded_bytes += size
         self.last = Loaded(manifest, count, size)
         self._forget_unused(manifest)
@@ -106,7 +109,7 @@ class SnapshotLoader:
             count, size = count + 1, size + entry.bytes
         return count, size
 
-    def _load(self, cur: duckdb.DuckDBPyConnection, manifest: Manifest) -> None:
+    def _load(self, cur: duckdb.DuckDBPyConnection, manifest: Manifest, loaded_at: datetime) -> None:
         held = self.manifest
         same_history = held is not None and held.origin == manifest.origin
         kept: list[Partition] = []
@@ -130,7 +133,7 @@ class SnapshotLoader:
         cur.execute("DELETE FROM replica_snapshot")
         cur.execute(
             "INSERT INTO replica_snapshot VALUES (?, ?, ?, ?)",
-            [manifest.version, manifest.origin, utc_naive(clock.now()), manifest.model_dump_json()],
+            [manifest.version, manifest.origin, utc_naive(loaded_at), manifest.model_dump_json()],
         )
 
     def _forget_unused(self, manifest: Manifest) -> None:

@@ -138,8 +138,10 @@ class FolderStorage:
 
 
 # ----- S3-compatible object storage ---------------------------------------------------------------------
-def s3_client(settings: Settings) -> Any:
-    """A boto3 S3 client from the settings; credentials it finds are taught to the redaction point."""
+def s3_client(settings: Settings, attempts: int | None = None) -> Any:
+    """A boto3 S3 client from the settings; credentials it finds are taught to the redaction point.
+    `attempts`: tries per request (default GPUPRICE_RETRY_ATTEMPTS); a replica, which looks again at
+    its next poll anyway, tries once more at most rather than stalling on a source that is down."""
     import boto3
     from botocore import UNSIGNED
     from botocore.config import Config
@@ -156,7 +158,7 @@ def s3_client(settings: Settings) -> Any:
     credentials = session.get_credentials()
     options: dict[str, Any] = {
         "s3": {"addressing_style": settings.s3_addressing_style},
-        "retries": {"max_attempts": max(1, settings.retry_attempts), "mode": "standard"},
+        "retries": {"max_attempts": max(1, attempts or settings.retry_attempts), "mode": "standard"},
         "connect_timeout": settings.http_timeout_s,
         "read_timeout": settings.http_timeout_s,
         "user_agent_extra": f"gpuprice/{VERSION}",
@@ -319,7 +321,7 @@ def open_storage(place: str, settings: Settings, writable: bool = False) -> Targ
     if parts.scheme == "s3":
         if not parts.netloc:
             raise ValueError(f"{redact.redact(place)}: no bucket (write s3://bucket/prefix)")
-        return S3Storage(parts.netloc, parts.path, s3_client(settings))
+        return S3Storage(parts.netloc, parts.path, s3_client(settings, None if writable else 2))
     if parts.scheme in ("http", "https"):
         if writable:
             raise ValueError(f"{redact.redact(place)}: cannot publish to a web server; publish to a folder it serves")

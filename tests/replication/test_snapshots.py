@@ -188,11 +188,13 @@ def test_old_snapshots_and_orphan_files_are_pruned_never_the_current(store: Pric
         for f in Manifest.model_validate_json((target.root / name).read_bytes()).files
     }
     assert set(target.list("data")) == kept and not first <= kept
-    current = manifest_of(target.root)
     with clock.pinned(THEN + timedelta(minutes=90)):
-        publish(store, [target], timedelta(0))  # nothing changed: the same partitions, a new version
+        unchanged = publish(store, [target], timedelta(0))  # nothing changed: no new version, nothing pruned
+        assert unchanged.version == 3 and unchanged.files_uploaded == 0 and len(target.list("snapshots")) == 2
+        store.record_export(9, None)
+        publish(store, [target], timedelta(0))  # without retention, only the current snapshot stays
     assert target.list("snapshots") == ["snapshots/000000000004.json"]
-    assert set(target.list("data")) == {f.path for f in current.files}
+    assert set(target.list("data")) == {f.path for f in manifest_of(target.root).files}
 
 
 def test_a_failed_publish_loses_no_run_and_degrades_healthz_until_one_succeeds(

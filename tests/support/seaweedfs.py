@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -64,51 +63,47 @@ class SeaweedFS:
         )
 
     def stop(self) -> None:
+        """Gone at once, as an outage would take it (a graceful stop takes SeaweedFS ten seconds)."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.kill()
+            self.process.wait()
+
+    def create_bucket(self, bucket: str) -> None:
+        """Retried until the filer behind the S3 gateway is ready (it comes up a little after the process)."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        client = self.client()
+        while True:
             try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def _create_bucket(server: SeaweedFS, bucket: str) -> None:
-    """Retried until the filer behind the S3 gateway is ready (it comes up a little after the port)."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    client = server.client()
-    while True:
-        try:
-            client.create_bucket(Bucket=bucket)
-            return
-        except Exception as exc:
-            if server.process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"SeaweedFS did not start: {exc}\n{server.log.read_text()[-2000:]}") from exc
-            time.sleep(0.2)
+                client.create_bucket(Bucket=bucket)
+                return
+            except Exception as exc:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"SeaweedFS did not start: {exc}\n{self.log.read_text()[-2000:]}") from exc
+                time.sleep(0.1)
 
 
 @contextmanager
-def seaweedfs(folder: Path, bucket: str) -> Iterator[SeaweedFS]:
-    """SeaweedFS with one bucket, stopped when the block ends."""
+def seaweedfs(folder: Path) -> Iterator[SeaweedFS]:
+    """SeaweedFS starting (its endpoint known, `create_bucket` waits for it), stopped when the block ends."""
     (folder / "data").mkdir(parents=True, exist_ok=True)
     config = folder / "s3.json"
     identity = {"name": "gpuprice", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}]}
     identity["actions"] = ["Admin", "Read", "Write", "List", "Tagging"]
     config.write_text(json.dumps({"identities": [identity]}))
-    master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc, iceberg = free_ports(9)
+    master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc, iceberg, lance = free_ports(10)
     argv = [
         weed_binary(), "server", f"-dir={folder / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
         f"-master.port={master}", f"-master.port.grpc={master_grpc}", "-master.volumeSizeLimitMB=64",
         f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}", "-volume.max=4",
         f"-filer.port={filer}", f"-filer.port.grpc={filer_grpc}",
-        "-s3", f"-s3.port={s3}", f"-s3.port.grpc={s3_grpc}", f"-s3.port.iceberg={iceberg}", f"-s3.config={config}",
+        "-s3", f"-s3.port={s3}", f"-s3.port.grpc={s3_grpc}", f"-s3.port.iceberg={iceberg}", f"-s3.port.lance={lance}",
+        f"-s3.config={config}",
     ]  # fmt: skip
     log = folder / "weed.log"
     with log.open("wb") as out:
         process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=folder)
     server = SeaweedFS(process, f"http://127.0.0.1:{s3}", log)
     try:
-        _create_bucket(server, bucket)
         yield server
     finally:
         server.stop()
