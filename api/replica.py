@@ -14,6 +14,8 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+import duckdb
+
 from pricedb import clock
 from pricedb.clock import iso_utc
 from pricedb.redact import get_logger, redact
@@ -48,7 +50,7 @@ class Replica:
         """One look at the source (in a worker thread); whatever fails is kept for /healthz, not raised."""
         try:
             outcome = self.loader.check()
-        except (StorageError, ManifestRefused, StoreUnavailable, OSError) as exc:
+        except (StorageError, ManifestRefused, StoreUnavailable, OSError, duckdb.Error) as exc:
             error = redact(str(exc).splitlines()[0])
             if error != self.error:
                 log.error("snapshot source %s: %s (still serving snapshot %s)", self.where, error, self.version)
@@ -70,7 +72,12 @@ class Replica:
     async def poll(self) -> None:
         """Check the source now and every GPUPRICE_REPLICA_POLL_S, until cancelled."""
         while True:
-            await asyncio.to_thread(self.check)
+            try:
+                await asyncio.to_thread(self.check)
+            except Exception as exc:  # a bug must not stop the polling: the next look may do better
+                log.exception("snapshot source %s: unexpected %s", self.where, type(exc).__name__)
+                self.error = redact(f"unexpected {type(exc).__name__}: {exc}".splitlines()[0])
+                self.checks["failed"] += 1
             await asyncio.sleep(self.settings.replica_poll_s)
 
     @property

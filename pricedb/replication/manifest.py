@@ -10,27 +10,32 @@ files of the partitions whose signature changed and refers to the others as they
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 FORMAT = "gpuprice-snapshot/1"
 MANIFEST_NAME = "manifest.json"
 SNAPSHOTS_FOLDER = "snapshots"
 DATA_FOLDER = "data"
 
-Bound = int | str | None  # a run id, an ISO date, or open
+# A run id, an ISO date, or open. Names and bounds come from outside (a bucket, a web server): each is
+# checked for what it may be, so no manifest can name a file outside the snapshot or another table.
+Bound = int | Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None
+Family = Literal["runs", "offers", "fx_rates", "digests"]
 
 
 class FileEntry(BaseModel):
-    table: str
-    path: str  # relative to the snapshot's root (the folder, the bucket's prefix, the URL)
-    rows: int
-    bytes: int
-    sha256: str
+    table: Literal["runs", "observations", "held_offers", "offers", "fx_rates", "digests", "deliveries"]
+    # relative to the snapshot's root (the folder, the bucket's prefix, the URL)
+    path: Annotated[str, StringConstraints(pattern=r"^data/[a-z_]+/[A-Za-z0-9_-][A-Za-z0-9_.-]*\.parquet$")]
+    rows: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
 class Partition(BaseModel):
-    family: str
+    family: Family
     label: str
     lo: Bound = None  # rows with lo <= column < hi (None: unbounded); whole tables have neither
     hi: Bound = None
@@ -86,6 +91,6 @@ def parse_manifest(body: bytes, where: str, schema_version: int) -> Manifest:
     if manifest.schema_version > schema_version:
         raise ManifestRefused(
             f"snapshot {manifest.version} has database schema {manifest.schema_version}, newer than this "
-            f"gpuprice's {schema_version} (gpuprice {manifest.gpuprice_version} published it): upgrade the replica"
+            f"gpuprice's {schema_version} (gpuprice {manifest.gpuprice_version} published it): upgrade this gpuprice"
         )
     return manifest

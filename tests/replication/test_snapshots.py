@@ -20,11 +20,12 @@ from collectors import publishing
 from collectors.runner import collect
 from pricedb import clock
 from pricedb.queries import PublishAttempt
+from pricedb.redact import redact
 from pricedb.replication.manifest import MANIFEST_NAME, Manifest, ManifestRefused, parse_manifest
 from pricedb.replication.partitions import FAMILIES
 from pricedb.replication.publish import publish
 from pricedb.replication.replica import Check, SnapshotLoader
-from pricedb.replication.storage import FolderStorage, StorageError
+from pricedb.replication.storage import FolderStorage, StorageError, open_storage
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.helpers import make_quote, make_run, seed_fx
@@ -157,7 +158,7 @@ def test_a_file_that_does_not_match_its_checksum_is_refused_and_the_old_snapshot
 def test_a_snapshot_of_a_newer_schema_is_refused_with_what_to_do(tmp_path: Path) -> None:
     body = json.dumps({"origin": "x", "version": 3, "published_at": "2026-11-29T08:00:00Z", "schema_version": 99,
                        "gpuprice_version": "9.0", "last_run_id": 1, "partitions": []}).encode()  # fmt: skip
-    with pytest.raises(ManifestRefused, match=r"schema 99, newer than this gpuprice's 6 .*upgrade the replica"):
+    with pytest.raises(ManifestRefused, match=r"schema 99, newer than this gpuprice's 6 .*upgrade this gpuprice"):
         parse_manifest(body, "s3://prices", 6)
     with pytest.raises(ManifestRefused, match="is not a gpuprice snapshot manifest"):
         parse_manifest(b"<html>", "https://mirror.example", 6)
@@ -276,3 +277,33 @@ def test_a_round_publishes_a_snapshot_holding_every_run(offline_round, tmp_path:
     assert [s.publish_error for s in summaries] == [None, None, None]
     assert versions == list(range(1, len(versions) + 1))
     assert manifest_of(tmp_path / "pub").last_run_id == newest == 3
+
+
+def test_manifests_name_only_files_of_the_snapshot() -> None:
+    """A manifest comes from outside: a path or checksum that would reach beyond the replica's folder is refused."""
+    entry = {"table": "runs", "path": "data/runs/open.ab.parquet", "rows": 1, "bytes": 1, "sha256": "a" * 64}
+    partition = {"family": "runs", "label": "open", "signature": "1:0", "files": [entry]}
+    manifest = {"origin": "x", "version": 1, "published_at": "2026-11-29T08:00:00Z", "schema_version": 6,
+                "gpuprice_version": "0.1.0", "last_run_id": 1, "partitions": [partition]}  # fmt: skip
+    assert parse_manifest(json.dumps(manifest).encode(), "x", 6).files[0].path == entry["path"]
+    for bad in ({"path": "../../etc/passwd"}, {"path": "data/runs/../../x.parquet"}, {"sha256": "../" + "a" * 61},
+                {"table": "schema_migrations"}):  # fmt: skip
+        partition["files"] = [{**entry, **bad}]
+        with pytest.raises(ManifestRefused, match="is not a gpuprice snapshot manifest"):
+            parse_manifest(json.dumps(manifest).encode(), "x", 6)
+
+
+def test_s3_credentials_are_masked_wherever_text_leaves(tmp_path: Path) -> None:
+    secret = "s3-secret-0123456789abcdef"
+    settings = Settings(
+        db=tmp_path / "x.duckdb",
+        s3_endpoint_url="http://127.0.0.1:9",  # nothing listens: the request fails
+        s3_access_key_id="AKIAEXAMPLEEXAMPLE",
+        s3_secret_access_key=secret,
+        retry_attempts=1,
+    )
+    storage = open_storage("s3://prices/gpuprice", settings, writable=True)
+    with pytest.raises(StorageError) as failure:
+        storage.read("manifest.json")
+    assert str(failure.value).startswith("s3://prices/gpuprice: EndpointConnectionError")
+    assert redact(f"key={secret} id AKIAEXAMPLEEXAMPLE") == "key=*** id ***"
