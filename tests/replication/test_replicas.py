@@ -76,7 +76,9 @@ def environment(**settings: object) -> dict[str, str]:
     return env
 
 
-def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0) -> Any:
+    """`condition()`'s first true value. The timeout only bounds a broken run: on a loaded machine
+    (two cores shared) starting a process alone can take tens of seconds."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -384,7 +386,7 @@ def test_with_every_source_down_replicas_keep_answering_and_say_how_old(cluster:
         health = wait_for(
             f"{replica.name} to say its snapshot is too old",
             lambda r=replica: (h := r.health())["status"] == "degraded" and h["snapshot"]["error"] and h,
-            timeout_s=STALE_AFTER_S + 30,
+            timeout_s=STALE_AFTER_S + 120,
         )
         snapshot = health["snapshot"]
         assert snapshot["version"] == version and snapshot["age_s"] > STALE_AFTER_S
