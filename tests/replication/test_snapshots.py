@@ -307,3 +307,20 @@ def test_s3_credentials_are_masked_wherever_text_leaves(tmp_path: Path) -> None:
         storage.read("manifest.json")
     assert str(failure.value).startswith("s3://prices/gpuprice: EndpointConnectionError")
     assert redact(f"key={secret} id AKIAEXAMPLEEXAMPLE") == "key=*** id ***"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--replica-of", "ftp://mirror.example/prices"], "--replica-of ftp://mirror.example/prices: not a folder, "),
+        (["--replica-of", "s3://"], "--replica-of s3://: no bucket (write s3://bucket/prefix)"),
+        (["--replica-of", "/srv/published", "--offline"], "--replica-of collects nothing: leave out --offline"),
+    ],
+)
+def test_a_replica_source_that_cannot_be_one_is_refused_in_one_line(
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["serve", "--db", str(tmp_path / "r.duckdb"), "--port", "0", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {said}") and len(err.splitlines()) == 1
+    assert not (tmp_path / "r-replica").exists()  # nothing was opened
