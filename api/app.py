@@ -14,7 +14,6 @@ from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
-from fastapi.responses import Response
 
 from api import docs
 from api.answer_cache import AnswerCache
@@ -22,9 +21,8 @@ from api.digests import run_digest_job
 from api.errors import install_error_handlers
 from api.head import HeadAsGet
 from api.limits import LimitsFromSettings, limits_of
-from api.routes import cheapest, digest, estimate, export, offers, providers
-from api.routes.deps import json_response
-from api.state import AppState, dumps
+from api.routes import cheapest, digest, estimate, export, offers, pages, providers
+from api.state import AppState
 from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
@@ -94,7 +92,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     app.add_middleware(LimitsFromSettings, settings=settings)
     app.add_middleware(AnswerCache, owner=app)
     app.add_middleware(HeadAsGet)  # outermost: a HEAD is routed (and served from cache) as its GET
-    for module in (cheapest, estimate, offers, providers, digest, export, docs):
+    for module in (cheapest, estimate, offers, providers, digest, export, docs, pages):
         app.include_router(module.router)
     document = app.openapi
 
@@ -103,29 +101,5 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
             return document()
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> Response:
-        return json_response(
-            dumps(
-                {
-                    "service": "gpuprice",
-                    "version": VERSION,
-                    "endpoints": [
-                        "/cheapest?mem=60GB&hours=200",
-                        "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&hours=200",
-                        "/estimate?model=qwen2.5-14b&workload=lora&context=4096",
-                        "/offers",
-                        "/offers/history",
-                        "/digest",
-                        "/digest.atom",
-                        "/export?format=csv",
-                        "/providers",
-                        "/healthz",
-                        "/docs",
-                    ],
-                }
-            )
-        )
 
     return app
