@@ -208,6 +208,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "viability": ("Every configuration, judged", "各配置评估"),
     "configuration": ("Configuration", "配置"),
     "need": ("Need per GPU", "每卡需求"),
+    "need_usable": ("Need / usable GiB", "需求 / 可用 GiB"),
     "usable": ("Usable per GPU", "每卡可用"),
     "strategy": ("Layout", "布局"),
     "verdict": ("Verdict", "结论"),

@@ -15,7 +15,7 @@ from html import escape, unescape
 from typing import Any
 
 from api.web.i18n import Words
-from api.web.money import NATIVE, amount, convert, symbol
+from api.web.money import CNY, NATIVE, convert, symbol
 
 MISSING = "—"
 VOCABULARY = {"pricing": "pricing", "availability": "availability", "unit": "unit", "status": "status"}
@@ -73,12 +73,12 @@ def header_label(column: Column, currency: str, words: Words) -> str:
 def data_table(rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words, link: Callable[..., str]) -> str:
     """Rows of an answer as a plain table (CNY; the sku links to its offer page)."""
     columns = columns_of(rows, keys, words)
-    makers = [cell_maker(c, words, "CNY", {}, link if c.key == "sku" else None, html=True) for c in columns]
+    cells = [column_cells(c, rows, words, "CNY", {}, link if c.key == "sku" else None, html=True) for c in columns]
     numeric = ' class="n"'
     head = "".join(
         f'<th scope="col"{numeric if c.numeric else ""}>{escape(header_label(c, "CNY", words))}</th>' for c in columns
     )
-    body = "\n".join("<tr>" + "".join([make(row) for make in makers]) + "</tr>" for row in rows)
+    body = "\n".join("<tr>" + "".join(row) + "</tr>" for row in zip(*cells, strict=True))
     return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -122,124 +122,114 @@ def money_label(column: Column, currency: str, words: Words) -> str:
     return f"{sym}/{column.unit}" if column.unit else sym
 
 
-CellMaker = Callable[[dict[str, Any]], str]
-
-
-def cell_maker(
+def column_cells(
     column: Column,
+    rows: Sequence[dict[str, Any]],
     words: Words,
     currency: str,
     rates: Rates,
     link: Callable[[dict[str, Any]], str] | None = None,
     html: bool = False,
-) -> CellMaker:
-    """How `column` is written for a row: its text (as shown, and as copied; MISSING when unknown),
-    or with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text is not
-    it, for sorting and currency switching). Decided once per column: a market page sends thousands
-    of rows through these, so each does only its own work (numbers and moments need no escaping)."""
+) -> list[str]:
+    """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
+    with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text is not
+    it, for sorting and currency switching). A column at a time, each kind in one comprehension: a
+    market page writes tens of thousands of cells (numbers and moments need no escaping)."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
+    values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
     missing = (f'<td class="n">{MISSING}</td>' if column.numeric else f"<td>{MISSING}</td>") if html else MISSING
 
     if kind == "money":
-
-        def money(row: dict[str, Any]) -> str:
-            cny = row.get(key) if derive is None else derive(row)
-            if cny is None:
-                return missing
-            shown = convert(cny, row, currency, rates)
-            text = MISSING if shown is None else amount(shown)
-            if currency == NATIVE and shown is not None:
-                text = f"{text} {escape(row.get('currency') or '')}"
-            return f'<td class="n" data-v="{cny!r}">{text}</td>' if html else text
-
-        return money
+        shown = values
+        if currency != CNY:
+            shown = [
+                None if v is None else convert(v, row, currency, rates) for v, row in zip(values, rows, strict=True)
+            ]
+        texts = [MISSING if v is None else f"{v:.2f}" if abs(v) >= 1 else f"{v:.4f}" for v in shown]
+        if currency == NATIVE:
+            texts = [
+                t if t == MISSING else f"{t} {escape(r.get('currency') or '')}"
+                for t, r in zip(texts, rows, strict=True)
+            ]
+        if not html:
+            return [MISSING if v is None else t for v, t in zip(values, texts, strict=True)]
+        return [
+            missing if v is None else f'<td class="n" data-v="{v!r}">{t}</td>'
+            for v, t in zip(values, texts, strict=True)
+        ]
     if kind == "native":
-        units = {}
-
-        def native(row: dict[str, Any]) -> str:
-            value = row.get(key) if derive is None else derive(row)
-            if value is None:
-                return missing
-            unit = row.get("unit")
-            if unit not in units:
-                units[unit] = escape(words.value("unit", unit))
-            text = f"{number(value)} {escape(row.get('currency') or '')}/{units[unit]}"
-            return f'<td class="n" data-v="{value!r}">{text}</td>' if html else unescape(text)
-
-        return native
+        units = {unit: escape(words.value("unit", unit)) for unit in {row.get("unit") for row in rows}}
+        texts = [
+            None if v is None else f"{number(v)} {escape(r.get('currency') or '')}/{units[r.get('unit')]}"
+            for v, r in zip(values, rows, strict=True)
+        ]
+        if not html:
+            return [MISSING if t is None else unescape(t) for t in texts]
+        return [
+            missing if v is None else f'<td class="n" data-v="{v!r}">{t}</td>'
+            for v, t in zip(values, texts, strict=True)
+        ]
     if kind == "number":
-
-        def figure(row: dict[str, Any]) -> str:
-            value = row.get(key) if derive is None else derive(row)
-            if value is None:
-                return missing
-            text = number(value)
-            return f'<td class="n" data-v="{value!r}">{text}</td>' if html else text
-
-        return figure
+        if not html:
+            return [MISSING if v is None else number(v) for v in values]
+        return [missing if v is None else f'<td class="n" data-v="{v!r}">{number(v)}</td>' for v in values]
     if kind == "when":
         stale = escape(words("stale"))
-
-        def when(row: dict[str, Any]) -> str:
-            value = row.get(key) if derive is None else derive(row)
+        badged = key == "observed_at"
+        out = []
+        for value, row in zip(values, rows, strict=True):
             if value is None:
-                return missing
+                out.append(missing)
+                continue
             value = escape(str(value))
             text = moment(value)
-            if key == "observed_at" and row.get("stale"):
+            if badged and row.get("stale"):
                 if not html:
-                    return f"{text} ({unescape(stale)})"
+                    out.append(f"{text} ({unescape(stale)})")
+                    continue
                 why = row.get("held_reason")
                 title = f' title="{escape(why)}"' if why else ""
                 text += f' <span class="badge stale"{title}>{stale}</span>'
-            return f'<td class="t" data-v="{value}">{text}</td>' if html else unescape(text)
-
-        return when
+            out.append(f'<td class="t" data-v="{value}">{text}</td>' if html else text)
+        return out
     if kind == "link":
-
-        def url(row: dict[str, Any]) -> str:
-            value = row.get(key) if derive is None else derive(row)
-            if not value:
-                return missing
-            text = str(value)
-            if not html:
-                return text
-            shown = text.split("://", 1)[-1].split("/", 1)[0]
-            return f'<td><a href="{escape(text)}" rel="noopener noreferrer">{escape(shown)}</a></td>'
-
-        return url
+        if not html:
+            return [str(v) if v else MISSING for v in values]
+        return [
+            f'<td><a href="{escape(str(v))}" rel="noopener noreferrer">'
+            f"{escape(str(v).split('://', 1)[-1].split('/', 1)[0])}</a></td>"
+            if v
+            else missing
+            for v in values
+        ]
     if kind in ("vocab", "flag"):
         vocabulary = VOCABULARY.get(key, "")
-        cells: dict[Any, str] = {}  # a handful of values: each written once
-
-        def word(row: dict[str, Any]) -> str:
-            value = row.get(key) if derive is None else derive(row)
-            found = cells.get(value)
-            if found is None:
-                text = words.flag(value) if kind == "flag" else words.value(vocabulary, value)
-                raw = None if value is None else str(int(value)) if kind == "flag" else str(value)
-                attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
-                dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
-                found = cells[value] = f"<td{attr}>{dot}{escape(text)}</td>" if html else text
-            return found
-
-        return word
-    escaped: dict[str, str] = {}  # names repeat down a column (providers, regions, cards)
-
-    def plain_text(row: dict[str, Any]) -> str:
-        value = row.get(key) if derive is None else derive(row)
-        if value is None or value == [] or value == {}:
-            return missing
-        text = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
-        if not html:
-            return text
-        safe = escaped.get(text)
-        if safe is None:
-            safe = escaped[text] = escape(text)
-        return f'<td><a href="{escape(link(row))}">{safe}</a></td>' if link is not None else f"<td>{safe}</td>"
-
-    return plain_text
+        written: dict[Any, str] = {}  # a handful of values, each written once
+        for value in set(values):
+            text = words.flag(value) if kind == "flag" else words.value(vocabulary, value)
+            raw = None if value is None else str(int(value)) if kind == "flag" else str(value)
+            attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
+            dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
+            written[value] = f"<td{attr}>{dot}{escape(text)}</td>" if html else text
+        return [written[v] for v in values]
+    texts = [
+        None
+        if v is None or v == [] or v == {}
+        else json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list | dict)
+        else str(v)
+        for v in values
+    ]
+    if not html:
+        return [MISSING if t is None else t for t in texts]
+    escaped = {t: escape(t) for t in set(texts) if t is not None}  # names repeat down a column
+    if link is not None:
+        return [
+            missing if t is None else f'<td><a href="{escape(link(row))}">{escaped[t]}</a></td>'
+            for t, row in zip(texts, rows, strict=True)
+        ]
+    return [missing if t is None else f"<td>{escaped[t]}</td>" for t in texts]
 
 
 def csv_value(text: str) -> str:

@@ -96,9 +96,12 @@ class Visit:
     def query(self) -> dict[str, list[str]]:
         return parse_qs(urlsplit(self.page.url).query)
 
-    def shot(self, name: str) -> None:
+    def shot(self, name: str, at: str | None = None) -> None:
+        """The page as a reader sees it: the first screen, or the screen from the element `at`."""
         SCREENSHOTS.mkdir(exist_ok=True)
-        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=name != "market")
+        if at is not None:
+            self.page.locator(at).evaluate("element => element.scrollIntoView({block: 'start'})")
+        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
     def close(self) -> None:
         self.context.close()
@@ -343,7 +346,7 @@ def test_the_job_form_answers_as_cheapest(visit: Any, served: tuple[str, FxTable
     assert f"{answer['estimate']['low_gb']}–{answer['estimate']['high_gb']} GiB" in band
     asked = page.locator("#json").get_attribute("href")
     assert asked.startswith("/cheapest?") and parse_qs(urlsplit(asked).query) == parse_qs(query)
-    tab.shot("job")
+    tab.shot("job", at="#answer-title")
 
 
 def assert_options(page: Any, answer: dict[str, Any]) -> None:
