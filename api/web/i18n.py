@@ -187,7 +187,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "interruptible": ("Allow spot (interruptible)", "允许竞价（可中断）"),
     "rank_by": ("Rank by", "排序依据"),
     "limit": ("Options shown", "显示方案数"),
-    "tokens": ("Tokens to generate", "生成 token 数"),
+    "tokens": ("Tokens", "Token 数"),
     "options": ("Options", "方案"),
     "rank": ("#", "#"),
     "billed_hours": ("Billed h", "计费时长 h"),

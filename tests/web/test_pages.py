@@ -65,9 +65,21 @@ class Page(HTMLParser):
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
         self._script_type: str | None = None
+        self.controls: list[str] = []  # id (or name) of each visible form control
+        self.labelled: set[str] = set()  # controls named by a label's `for` or inside a label
+        self._in_label = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
+        if tag == "label":
+            self._in_label += 1
+            if found.get("for"):
+                self.labelled.add(found["for"] or "")
+        if tag in ("input", "select", "textarea") and found.get("type") != "hidden":
+            control = found.get("id") or f"{found.get('name')}={found.get('value')}"
+            self.controls.append(control)
+            if self._in_label:
+                self.labelled.add(control)
         if "style" in found:
             self.style_attributes += 1
         if tag in ("script", "img", "iframe", "source") and found.get("src"):
@@ -85,6 +97,8 @@ class Page(HTMLParser):
             self._cell = []
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self._in_label -= 1
         if tag == "script":
             self._script_type = None
         if self._cell is not None and tag in ("td", "th"):
@@ -133,6 +147,9 @@ def test_every_page_loads_only_from_gpuprice(client: TestClient, web_round: WebR
         assert answer.headers["content-security-policy"].startswith("default-src 'self'"), url
         page = parsed(answer.text)
         assert page.inline_scripts == 0 and page.style_attributes == 0, url
+        unlabelled = [c for c in page.controls if c not in page.labelled]
+        assert unlabelled == [], (url, unlabelled)  # every control has a label
+        assert len(page.controls) > (10 if url.startswith(("/?", "/job")) or url == "/" else -1), url
         assert len(page.loads) >= 3, url  # stylesheet, icon, script
         for link in page.loads:
             assert not urlsplit(link).netloc and link.startswith("/static/"), (url, link)
