@@ -87,7 +87,9 @@ async def serve(
 @router.get("/")
 async def index(request: Request, state: State) -> Response:
     if not wants_html(request):
-        return json_response(INDEX)
+        index = json_response(INDEX)
+        index.headers["Vary"] = "Accept"  # the same URL is a page for browsers: caches must tell them apart
+        return index
     return await serve(request, state, lambda page: pages.market_page(state, page), **_market_options(request))
 
 

@@ -131,6 +131,7 @@ def test_root_serves_browsers_the_market_and_api_clients_the_index(client: TestC
         assert answer.headers["content-type"] == "application/json"
         assert "/cheapest?mem=60GB&hours=200" in answer.json()["endpoints"]
         assert answer.json()["pages"] == ["/", "/job", "/offer", "/status", "/digests"]
+        assert answer.headers["vary"] == "Accept"
     page = client.get("/", headers=HTML)
     assert page.headers["content-type"] == "text/html; charset=utf-8" and '<table id="market"' in page.text
     assert "Accept" in page.headers["vary"]
