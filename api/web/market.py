@@ -70,18 +70,6 @@ class MarketView(BaseModel):
     min_total: Annotated[float | None, BeforeValidator(lambda t: parse_mem_gb(t) if t else None)] = None
 
 
-def view_values(page: Page) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for name, texts in page.values().items():
-        if name in ("cols", "mem_gpu"):
-            joined = ",".join(t for t in texts if t.strip())
-            if joined:
-                values[name] = joined
-        elif name in MarketView.model_fields and texts[-1].strip():
-            values[name] = texts[-1]
-    return values
-
-
 @dataclass
 class Market:
     """Everything the market page, its CSV and its Markdown show."""
@@ -211,7 +199,7 @@ def _choices(state: AppState) -> dict[str, list[str]]:
 
 def market(state: AppState, page: Page) -> Market:
     """The page's view of `/offers` (may raise ApiError, e.g. for a future `date`)."""
-    view, view_problems = parse(MarketView, view_values(page))
+    view, view_problems = parse(MarketView, given(page, MarketView))
     skip = PAGE_ONLY if (view is None or view.sort not in API_SORTS) else PAGE_ONLY - {"sort", "desc"}
     values: dict[str, Any] = dict(given(page, OffersParams, skip))
     values.setdefault("limit", str(state.settings.max_page_limit))
