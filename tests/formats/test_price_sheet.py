@@ -108,6 +108,24 @@ def test_json_ndjson_and_parquet_keep_the_column_order(client: TestClient, tmp_p
     )
 
 
+def test_parquet_observed_at_is_a_utc_instant_like_the_csvs(client: TestClient, tmp_path: Path) -> None:
+    path = tmp_path / "sheet.parquet"
+    path.write_bytes(client.get("/export?format=parquet&provider=aws").content)
+    conn = duckdb.connect()
+    conn.execute("SET TimeZone = 'Asia/Shanghai'")  # the reader's zone must not move the instant
+    (logical,) = conn.execute(
+        "SELECT logical_type FROM parquet_schema(?) WHERE name = 'observed_at'", [str(path)]
+    ).fetchone()
+    assert "isAdjustedToUTC=1" in logical.replace(" ", "")  # Parquet's TIMESTAMP(isAdjustedToUTC=true)
+    stamps = conn.execute(
+        "SELECT sku, pricing, region, strftime(observed_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
+        "FROM read_parquet(?)",
+        [str(path)],
+    ).fetchall()
+    sheet = csv.DictReader(io.StringIO(client.get("/export?format=csv&provider=aws").text))
+    assert sorted(stamps) == sorted((r["sku"], r["pricing"], r["region"], r["observed_at"]) for r in sheet)
+
+
 def test_validators_follow_the_data(client: TestClient, seeded: PriceStore) -> None:
     first = client.get("/export?format=csv&provider=aws")
     etag, modified = first.headers["etag"], first.headers["last-modified"]
