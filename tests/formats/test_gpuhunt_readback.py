@@ -10,7 +10,6 @@ gpuhunt providers). Plus gpuhunt's own provider-independent integrity checks on 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,13 +20,12 @@ from gpuhunt._internal.catalog import OFFLINE_PROVIDERS, ONLINE_PROVIDERS
 from gpuhunt._internal.storage import load
 
 from pricedb import clock
-from pricedb.formats.exports import write_current_exports
 from pricedb.formats.foreign import UsdPricer
 from pricedb.formats.gpuhunt import gpuhunt_gpu_name, gpuhunt_name, gpuhunt_vendor
 from pricedb.queries import current_offers
 from pricedb.shapes import host_shape
-from pricedb.store import PriceStore
-from tests.conftest import OfflineRound, make_settings
+from tests.conftest import OfflineRound
+from tests.formats.readback import exported_offline_round
 
 Key = tuple[str, str, bool]  # (instance_name, location, spot)
 Figures = tuple[float, int, float, int, str, float, str]  # price, cpu, memory, GPUs, GPU name, GB, vendor
@@ -42,11 +40,7 @@ class Exported:
 @pytest.fixture(scope="module")
 def exported(offline_round: OfflineRound, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     folder = tmp_path_factory.mktemp("gpuhunt-readback")
-    settings = make_settings(folder, offline=True)
-    shutil.copyfile(offline_round.db, settings.db)
-    store = PriceStore(settings)
-    try:
-        write_current_exports(store, settings)
+    with exported_offline_round(offline_round, folder) as (store, settings):
         offers = current_offers(store.cursor(), clock.now_naive()).offers
         usd = UsdPricer(store.fx_table())
         expected: dict[str, dict[Key, Figures]] = {}
@@ -59,8 +53,6 @@ def exported(offline_round: OfflineRound, tmp_path_factory: pytest.TempPathFacto
                 price, shape.vcpus, shape.memory_gib, o.gpu_count, gpuhunt_gpu_name(o), o.gpu_memory_gb,
                 gpuhunt_vendor(o),
             )  # fmt: skip
-    finally:
-        store.close()
     yield Exported(settings.export_path / "gpuhunt", expected)
 
 

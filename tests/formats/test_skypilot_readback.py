@@ -20,13 +20,12 @@ from typing import Any
 import pytest
 
 from pricedb import clock
-from pricedb.formats.exports import write_current_exports
 from pricedb.formats.foreign import UsdPricer
 from pricedb.formats.skypilot import LAYOUTS, skypilot_accelerator_name
 from pricedb.queries import Offer, current_offers, instance_zones
 from pricedb.shapes import INSTANCE_STORAGE, host_shape
-from pricedb.store import PriceStore
-from tests.conftest import OfflineRound, make_settings
+from tests.conftest import OfflineRound
+from tests.formats.readback import exported_offline_round
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-readback"
@@ -98,16 +97,10 @@ def _rows(offers: list[Offer], fx: Any) -> list[Row]:
 @pytest.fixture(scope="module")
 def exported(offline_round: OfflineRound, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     folder = tmp_path_factory.mktemp("skypilot-readback")
-    settings = make_settings(folder, offline=True)
-    shutil.copyfile(offline_round.db, settings.db)
-    store = PriceStore(settings)
-    try:
-        write_current_exports(store, settings)
+    with exported_offline_round(offline_round, folder) as (store, settings):
         offers = [o for o in current_offers(store.cursor(), clock.now_naive()).offers if not o.stale]
         rows = _rows([o for o in offers if o.availability != "sold_out"], store.fx_table())
         zones = instance_zones(store.cursor(), "aws")
-    finally:
-        store.close()
     plain = settings.export_path / "skypilot"
     assert sorted(p.parent.name for p in plain.glob("*/vms.csv")) == sorted(CLOUDS)
     assert {r.cloud for r in rows} == set(CLOUDS), "the offline data holds offers of every exported cloud"
