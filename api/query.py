@@ -32,7 +32,17 @@ from api import query_schema as qs
 from api.cheapest import CheapestQuery
 from api.cheapest_estimate import THROUGHPUT_GPUS
 from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
-from api.estimator.models import _ALIASES, MAX_BATCH, MAX_CONTEXT, MAX_GPUS, Engine, Optimizer, Precision
+from api.estimator.models import (
+    _ALIASES,
+    MAX_BATCH,
+    MAX_CONTEXT,
+    MAX_GPUS,
+    Attention,
+    Engine,
+    Logits,
+    Optimizer,
+    Precision,
+)
 from api.limits import limit_parameter
 from api.parsing import (
     BLANKS,
@@ -177,6 +187,8 @@ class EstimatorFields(BaseModel):
     optimizer: Annotated[str | None, qs.enum_or_empty(_enum_names("optimizer", Optimizer))] = None
     lora_rank: Annotated[str | None, qs.integer_or_empty(1, 8192)] = None
     engine: Annotated[str | None, qs.enum_or_empty(_enum_names("engine", Engine))] = None
+    attention: Annotated[str | None, qs.enum_or_empty(_enum_names("attention", Attention))] = None
+    logits: Annotated[str | None, qs.enum_or_empty(_enum_names("logits", Logits))] = None
 
     _estimate: Estimate | None = PrivateAttr(None)
 

@@ -48,6 +48,8 @@ ESTIMATOR_HELP = {
     "optimizer": "adamw (default), adamw8bit, sgd",
     "lora_rank": "LoRA rank (default 64)",
     "engine": "hf (default) or vllm (inference)",
+    "attention": "flash (default: FlashAttention/SDPA) or eager (its s² scores in memory)",
+    "logits": "inference with engine hf: last (default, transformers >= 4.45) or all prompt positions",
 }
 
 

@@ -15,7 +15,7 @@ from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 from . import formulas as f
 from .errors import EstimatorError
 from .layouts import Infeasible, Layout, layout_for
-from .models import Breakdown, Estimate, EstimateQuery, Precision, Workload
+from .models import Breakdown, Engine, Estimate, EstimateQuery, Precision, Workload
 from .resolution import (
     DEFAULT_CONTEXT,
     Resolved,
@@ -93,9 +93,13 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
         for name in ("zero", "gradient_checkpointing", "optimizer", "lora_rank"):
             if query.given(name):
                 out.append(f"{name} applies to training; ignored for inference.")
+        if query.engine is Engine.VLLM and (query.given("attention") or query.given("logits")):
+            out.append("attention and logits describe transformers (engine=hf); vLLM's kernels keep no score "
+                       "matrix and compute the last position's logits: ignored.")  # fmt: skip
     else:
-        if query.given("engine"):
-            out.append("engine applies to inference; ignored for training.")
+        for name in ("engine", "logits"):
+            if query.given(name):
+                out.append(f"{name} applies to inference; ignored for training.")
         if query.workload is Workload.FULL_FINETUNE and query.given("lora_rank"):
             out.append("lora_rank applies to lora/qlora; ignored for full_finetune.")
     if r.causal and context > r.max_context:
@@ -134,8 +138,15 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
             defaults.append("AdamW")
         if query.workload is not Workload.FULL_FINETUNE and "lora_rank" not in query.model_fields_set:
             defaults.append("LoRA rank 64 (QLoRA paper, Qwen's scripts)")
-    elif "engine" not in query.model_fields_set:
-        defaults.append("engine hf")
+    else:
+        if "engine" not in query.model_fields_set:
+            defaults.append("engine hf")
+        if query.engine is Engine.HF and "attention" not in query.model_fields_set:
+            defaults.append(
+                "attention flash (FlashAttention/SDPA; eager attention holds its s² scores: attention=eager)"
+            )
+        if query.engine is Engine.HF and "logits" not in query.model_fields_set:
+            defaults.append("logits of the last position (transformers >= 4.45; older ones: logits=all)")
     if defaults:
         assumptions.append("Defaults used: " + ", ".join(defaults) + ".")
     if query.workload.training:
@@ -205,7 +216,7 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
         borderline_cards_gb=cards,
         kv_bytes_per_token=f.kv_bytes_per_token(r.shape, kv_element_bytes(query)) if r.causal else 0.0,
         bytes_per_token_read=None if step is None else step.bytes_per_token,
-        weights_bytes=f.weight_bytes(r.params, r.embedding_params, weight_bits(query)[0]),
+        weights_bytes=f.weight_bytes(r.params, r.unquantized_params, weight_bits(query)[0]),
         architecture=r.facts,
         warnings=_warnings(query, r, context),
         query=query,

@@ -19,19 +19,20 @@ from pricedb.cards import card, memory_sizes
 
 from . import formulas as f
 from .errors import EstimatorError
-from .models import Engine, Estimate, EstimateQuery
+from .models import Engine, Estimate, EstimateQuery, Precision
 from .resolution import Resolved, context_for, kv_element_bytes, resolve, weight_bits
 
 # The card the estimator speaks of: the efficiency factors below were fitted on it, its bandwidths
 # (from the card table) drive the throughput, and its sizes are those `borderline` names.
 REFERENCE_CARD = "A100"
 
-# Fitted to QwenLM/Qwen README "Inference Performance" (A100-SXM4-80G, batch 1, 2048 generated tokens):
-# HF bf16 Qwen-1.8B/7B/14B run at ~0.75 ms per layer per token whatever their size (launch-bound),
-# Qwen-72B bf16 on 2 GPUs at 0.6 of the bandwidth roofline; HF int8/int4 (AutoGPTQ kernels) at ~0.3
-# of it at 72B; vLLM bf16 Qwen-72B on 2 GPUs (tensor parallel) at 0.62.
-EFFICIENCY = {"vllm": 0.6, "hf": 0.6, "hf_quantized": 0.3}
-HF_SECONDS_PER_LAYER = 0.75e-3
+# Fitted to QwenLM/Qwen README "Inference Performance" (A100-SXM4-80G, batch 1, 2048 generated tokens),
+# one pair per weight format because AutoGPTQ's int8 and int4 kernels differ: HF Qwen-1.8B/7B/14B run
+# at a per-layer time whatever their size (launch-bound) — bf16 0.75 ms, GPTQ-int8 0.81 ms (0.75–0.85
+# measured), GPTQ-int4 0.62 ms (0.59–0.65: AutoGPTQ fuses more); Qwen-72B on 2 GPUs runs at a share of
+# the bandwidth roofline — bf16 0.6, int8 0.36, int4 (1 GPU) 0.26; vLLM bf16 Qwen-72B (tensor parallel) 0.62.
+EFFICIENCY = {"vllm": 0.6, "hf": 0.6, "hf_int8": 0.36, "hf_int4": 0.26}
+HF_SECONDS_PER_LAYER = {"hf": 0.75e-3, "hf_int8": 0.81e-3, "hf_int4": 0.62e-3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ def decode_step(query: EstimateQuery, resolved: Resolved | None = None) -> Decod
     r = resolved or resolve(query)
     shape = r.shape
     bits, _ = weight_bits(query)
-    weights = f.weight_bytes(r.params, r.embedding_params, bits)
+    weights = f.weight_bytes(r.params, r.unquantized_params, bits)
     if shape.num_experts > 1:
         k, e = shape.experts_per_token, shape.num_experts
         coverage = 1 - (1 - k / e) ** query.batch
@@ -127,19 +128,21 @@ def decode_throughput(
     step = decode_step(query)
     bw = bandwidth_gb_s if bandwidth_gb_s is not None else gpu_bandwidth_gb_s(gpu_memory_gb, form_factor)
     vllm = query.engine is Engine.VLLM
+    hf_key = {Precision.INT8: "hf_int8", Precision.INT4: "hf_int4"}.get(query.precision, "hf")
     if efficiency is None:
-        key = "vllm" if vllm else ("hf_quantized" if query.precision.quantized else "hf")
-        efficiency = EFFICIENCY[key]
+        efficiency = EFFICIENCY["vllm" if vllm else hf_key]
     parallel = gpu_count if vllm else 1
     effective = bw * efficiency * parallel
     bandwidth_seconds = step.total_bytes / (effective * 1e9)
-    floor_seconds = 0.0 if vllm else step.layers * HF_SECONDS_PER_LAYER
+    hf_per_layer = HF_SECONDS_PER_LAYER[hf_key]
+    floor_seconds = 0.0 if vllm else step.layers * hf_per_layer
     step_seconds = max(bandwidth_seconds, floor_seconds)
     bound = "memory bandwidth" if bandwidth_seconds >= floor_seconds else "per-layer launch overhead"
     total = query.batch / step_seconds
     notes = [
         "Estimate, not a benchmark: decoding reads the weights once per step and each sequence's KV cache; "
-        "tokens/s = batch / max(bytes per step / (bandwidth × efficiency), layers × 0.75 ms for hf).",
+        f"tokens/s = batch / max(bytes per step / (bandwidth × efficiency), layers × {hf_per_layer * 1e3:.2f} ms "
+        "for hf).",
         f"KV cache read at its full length ({step.context} tokens per sequence); prefill time not included.",
         f"Efficiency {efficiency:.2f} of peak bandwidth, fitted to the QwenLM/Qwen README speeds on A100.",
     ]
