@@ -10,7 +10,10 @@ rank by ¥ per million tokens. Its cost for `hours` of wall-clock time follows i
 - monthly: ceil(hours / 730) months (a package priced per fixed term, e.g. 30 days: whole terms);
 - reserved_*: the whole term is paid, however short the job.
 
-Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand.
+Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand, and which
+card it is (`gpu_model`, `gpu_memory_gb`, `form_factor`) with the card's `bandwidth_gb_s` from the
+card table (null when unknown). An option the Judge cannot rank as asked (no bandwidth for its card)
+is listed under `unranked` with the reason, never guessed.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_serializer
 
+from pricedb.cards import Card, card
 from pricedb.models import Pricing, Unit
 from pricedb.normalize import hours_per_unit, term_hours_of
 from pricedb.offer_filter import OfferFilter, mismatch
@@ -37,7 +41,7 @@ class CheapestQuery(BaseModel):
     pricing: list[Pricing] = []
     provider: list[str] = []
     region: list[str] = []
-    gpu: str = "A100"
+    gpu: list[str] = []  # GPU models; empty: every card
     single_gpu: bool = False
     interruptible: bool = True
     include_unavailable: bool = False
@@ -45,10 +49,15 @@ class CheapestQuery(BaseModel):
     rank_by: str = "total"
     limit: int = 10
 
+    @field_serializer("gpu")
+    def _gpu_text(self, gpu: list[str]) -> str | None:
+        """Echoed as the parameter is written (`A100`, `A100,H100`); null for every card."""
+        return ",".join(gpu) or None
+
     @property
     def offer_filter(self) -> OfferFilter:
         return OfferFilter(
-            gpu=self.gpu,
+            gpus=tuple(self.gpu),
             pricings=tuple(p.value for p in self.pricing),
             providers=tuple(self.provider),
             regions=tuple(self.region),
@@ -118,6 +127,15 @@ class Judge(Protocol):
 
     def fits(self, offer: Offer) -> bool: ...
 
+    @property
+    def needs_card_figures(self) -> bool:
+        """Whether the ranking or the hours need figures a card may lack (then `unranked` is answered)."""
+        ...
+
+    def unranked(self, offer: Offer) -> str | None:
+        """Why a viable, priced offer cannot be timed or ranked as asked (no figures for its card); None: it can."""
+        ...
+
     def option_fields(self, offer: Offer) -> dict[str, Any]: ...
 
     def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]: ...
@@ -150,6 +168,7 @@ class Selection:
     ranked: list[tuple[Offer, JobCost]]
     unpriced: list[Offer]  # viable, but no CNY price (no FX rate): shown, never ranked as zero
     excluded: dict[str, int]  # how many viable offers each filter took out
+    unranked: list[tuple[Offer, str]]  # viable and priced, but the ranking asked for has no figure for it
 
 
 def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge: Judge | None = None) -> Selection:
@@ -159,6 +178,7 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge:
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
     ranked: list[tuple[Offer, JobCost]] = []
     unpriced: list[Offer] = []
+    unranked: list[tuple[Offer, str]] = []
     for offer in offers:
         reason = mismatch(offer, chosen)
         if reason is not None and reason not in excluded:
@@ -168,16 +188,21 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge:
         if reason is not None:
             excluded[reason] += 1
             continue
-        cost = job_cost(offer, query.hours, settings)
-        if cost is None:
+        if offer.cny_per_hour is None or offer.fx_rate is None:
             unpriced.append(offer)
-        else:
-            ranked.append((offer, cost))
+            continue
+        why = judge.unranked(offer) if judge is not None else None
+        if why is not None:
+            unranked.append((offer, why))
+            continue
+        cost = job_cost(offer, query.hours, settings)
+        assert cost is not None  # priced: checked above
+        ranked.append((offer, cost))
     if judge is not None:
         ranked.sort(key=lambda pair: judge.rank_key(*pair))
     else:
         ranked.sort(key=lambda pair: (pair[1].total_cny, pair[0].cny_per_gb_hour or 0.0, pair[0].key))
-    return Selection(ranked, unpriced, excluded)
+    return Selection(ranked, unpriced, excluded, unranked)
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -216,7 +241,25 @@ def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
         "cost_basis": cost.basis,
         "offline": offer.offline,
         "held_reason": offer.held_reason,
+        "bandwidth_gb_s": bandwidth_of(offer),
     }
+
+
+def card_of(offer: Offer) -> Card | None:
+    """The card an offer rents, from the card table (its form factor picks the variant; unknown: PCIe,
+    the slower); None for a model or size the table does not know."""
+    return card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+
+
+def card_words(offer: Offer) -> str:
+    """`H100 80GB SXM5`: the card, as the messages name it."""
+    return " ".join(w for w in (offer.gpu_model, f"{offer.gpu_memory_gb:g}GB", offer.form_factor) if w)
+
+
+def bandwidth_of(offer: Offer) -> float | None:
+    """The card's peak memory bandwidth (GB/s) from the card table; None when unknown (never guessed)."""
+    found = card_of(offer)
+    return None if found is None else found.bandwidth_gb_s
 
 
 def unpriced_json(offer: Offer) -> dict[str, object]:
@@ -229,6 +272,21 @@ def unpriced_json(offer: Offer) -> dict[str, object]:
         "currency": offer.currency,
         "unit": offer.unit,
         "reason": offer.fx_note or "no CNY price",
+    }
+
+
+def unranked_json(offer: Offer, reason: str) -> dict[str, object]:
+    return {
+        "provider": offer.provider,
+        "region": offer.region,
+        "sku": offer.sku,
+        "gpu_model": offer.gpu_model,
+        "gpu_memory_gb": offer.gpu_memory_gb,
+        "form_factor": offer.form_factor,
+        "gpu_count": offer.gpu_count,
+        "pricing": offer.pricing,
+        "cny_per_hour": offer.cny_per_hour,
+        "reason": reason,
     }
 
 
@@ -247,6 +305,8 @@ def answer(
         row.update(judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)})
         options.append(row)
     summary = judge.summary() if judge is not None else {}
+    if judge is not None and judge.needs_card_figures:  # options it could not time or rank, and why
+        summary["unranked"] = [unranked_json(o, why) for o, why in selection.unranked]
     return {
         "query": query_echo,
         "estimate": summary.pop("estimate", None),

@@ -30,7 +30,6 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from api import query_schema as qs
 from api.cheapest import CheapestQuery
-from api.cheapest_estimate import THROUGHPUT_GPUS
 from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
 from api.estimator.models import (
     _ALIASES,
@@ -45,12 +44,10 @@ from api.estimator.models import (
 )
 from api.limits import limit_parameter
 from api.parsing import (
-    BLANKS,
     MAX_HOURS,
     MAX_MEM_GB,
     REGION,
     parse_bool,
-    parse_choice,
     parse_choices,
     parse_day,
     parse_hours,
@@ -84,12 +81,18 @@ Providers = _comma_list(
 )
 Regions = _comma_list(str, parse_regions, qs.region_list(REGION.pattern.strip("^$")))
 Skus = _comma_list(str, split_list, qs.schema({"type": "string"}, "comma list of instance types / SKUs"))
-GpuName = Annotated[str, qs.one_choice(MODEL_FACTS, "A100", "GPU model")]
+
+
+def _gpus(text: Any) -> list[str]:
+    return parse_choices(text, MODEL_FACTS, "gpu")
+
+
+Gpus = _comma_list(str, _gpus, qs.choice_list(MODEL_FACTS, "GPU models (pricedb/cards.py)"))
 Flag = Annotated[bool, BeforeValidator(lambda text: parse_bool(text, default=False)), qs.FLAG]
 OptionsLimit = Annotated[int, *limit_parameter("max_limit")]
 PageLimit = Annotated[int, *limit_parameter("max_page_limit")]
 Day = Annotated[date | None, BeforeValidator(lambda text: parse_day(text) if text else None)]
-LISTS = ("pricing", "provider", "region", "sku")
+LISTS = ("gpu", "pricing", "provider", "region", "sku")
 
 
 class BaseFilters(BaseModel):
@@ -100,7 +103,7 @@ class BaseFilters(BaseModel):
     pricing: Pricings = Field(default_factory=tuple)
     provider: Providers = Field(default_factory=tuple)
     region: Regions = Field(default_factory=tuple)
-    gpu: GpuName = "A100"
+    gpu: Gpus = Field(default_factory=tuple)  # empty: every card
     include_unavailable: Flag = True
 
     @model_validator(mode="before")
@@ -112,15 +115,10 @@ class BaseFilters(BaseModel):
             return {k: v[-1] if k in LISTS and isinstance(v, list) and v else v for k, v in data.items()}
         return data
 
-    @field_validator("gpu")
-    @classmethod
-    def _gpu(cls, value: str) -> str:
-        return parse_choice(value, MODEL_FACTS, "gpu") if value.strip(BLANKS) else "A100"
-
     def offer_filter(self) -> OfferFilter:
         """Which offers (or observations) the question is about (pricedb.offer_filter)."""
         return OfferFilter(
-            gpu=self.gpu,
+            gpus=self.gpu,
             pricings=tuple(p.value for p in self.pricing),
             providers=self.provider,
             regions=self.region,
@@ -196,10 +194,11 @@ class EstimatorFields(BaseModel):
         values = {name: getattr(self, name) for name in EstimatorFields.model_fields}
         return {name: value for name, value in values.items() if value}
 
-    def _run_estimator(self) -> Estimate:
+    def _run_estimator(self, gpu_models: tuple[str, ...] = ()) -> Estimate:
+        """The estimate, with `borderline` judged against the sizes of `gpu_models` (none: the A100's)."""
         values = self.estimator_values()
         try:
-            result = estimate(EstimateQuery(**values))
+            result = estimate(EstimateQuery(**values), gpu_models=gpu_models)
         except ValidationError as exc:
             raise _invalid(
                 [(str(e["loc"][-1]), str(e["msg"]).removeprefix("Value error, "), e["input"]) for e in exc.errors()]
@@ -215,12 +214,29 @@ class EstimatorFields(BaseModel):
         return self._estimate
 
 
+BorderlineCards = _comma_list(
+    str,
+    lambda text: parse_choices(text, MODEL_FACTS, "gpu"),
+    qs.choice_list(
+        MODEL_FACTS, "GPU models whose sizes borderline is judged against", "empty: the A100's 40 and 80 GiB"
+    ),
+)
+
+
 class EstimateParams(EstimatorFields):
-    """`/estimate` and `gpuprice estimate`."""
+    """`/estimate` and `gpuprice estimate`. `gpu` names the cards `borderline` is judged against
+    (default: the A100's 40 and 80 GiB)."""
+
+    gpu: BorderlineCards = Field(default_factory=tuple)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_gpu_text(cls, data: Any) -> Any:
+        return BaseFilters._one_text_each(data)
 
     @model_validator(mode="after")
     def _estimated(self) -> EstimateParams:
-        self._run_estimator()
+        self._run_estimator(self.gpu)
         return self
 
 
@@ -255,21 +271,15 @@ class CheapestParams(OfferFilters, EstimatorFields):
                 [("mem", "give mem (e.g. 60GB), or the job to estimate: model (e.g. llama-2-13b) or params "
                   "(e.g. 7B) with workload, precision, context, …", None)]
             )  # fmt: skip
-        result = self._run_estimator() if given else None
+        result = self._run_estimator(self.gpu) if given else None
         if result is not None and self.single_gpu and result.gpus > 1:
             raise _invalid([("single_gpu", f"contradicts gpus={result.gpus}: give one of them", "true")])
-        if self.rank_by == "per_mtoken":
-            if result is None or result.workload is not Workload.INFERENCE:
-                what = "mem gives no throughput" if result is None else f"workload is {result.workload.value}"
-                raise _invalid(
-                    [("rank_by", f"per_mtoken ranks inference estimates ({what}): give model or params "
-                      "with workload=inference, or rank_by=total", self.rank_by)]
-                )  # fmt: skip
-            if self.gpu not in THROUGHPUT_GPUS:
-                raise _invalid(
-                    [("rank_by", f"per_mtoken needs a throughput estimate, made for {', '.join(THROUGHPUT_GPUS)} "
-                      f"only (gpu={self.gpu})", self.rank_by)]
-                )  # fmt: skip
+        if self.rank_by == "per_mtoken" and (result is None or result.workload is not Workload.INFERENCE):
+            what = "mem gives no throughput" if result is None else f"workload is {result.workload.value}"
+            raise _invalid(
+                [("rank_by", f"per_mtoken ranks inference estimates ({what}): give model or params "
+                  "with workload=inference, or rank_by=total", self.rank_by)]
+            )  # fmt: skip
         return self
 
     def to_query(self) -> CheapestQuery:
@@ -279,7 +289,7 @@ class CheapestParams(OfferFilters, EstimatorFields):
             pricing=list(self.pricing),
             provider=list(self.provider),
             region=list(self.region),
-            gpu=self.gpu,
+            gpu=list(self.gpu),
             single_gpu=self.single_gpu,
             interruptible=self.interruptible,
             include_unavailable=self.include_unavailable,

@@ -20,7 +20,7 @@ def _offer_cells(row: dict[str, Any]) -> list[str]:
         row["provider"],
         row["region"],
         row["sku"],
-        f"{row['gpu_count']}×{row['gpu_memory_gb']:g}GB",
+        f"{row['gpu_count']}×{row['gpu_model']} {row['gpu_memory_gb']:g}GB",
         row["pricing"],
         f"{row['price']:,.4g} {row['currency']}/{row['unit']}",
     ]
@@ -42,12 +42,13 @@ def _flags(row: dict[str, Any]) -> str:
 
 def _cheapest_title(payload: dict[str, Any]) -> str:
     query, estimate = payload["query"], payload.get("estimate")
+    cards = query["gpu"] or "any GPU"
     if estimate is None:
-        return f"Cheapest ways to get {query['mem_gb']:g} GB of {query['gpu']} memory for {query['hours']:g} h"
+        return f"Cheapest ways to get {query['mem_gb']:g} GB of {cards} memory for {query['hours']:g} h"
     what = estimate["model"] or f"a {estimate['params_b']:g}B model"
     return (
         f"Cheapest ways to run {what} ({estimate['workload']}, {estimate['precision']}, context {estimate['context']}, "
-        f"batch {estimate['batch']}) on {query['gpu']} for {query['hours']:g} h"
+        f"batch {estimate['batch']}) on {cards} for {query['hours']:g} h"
     )
 
 
@@ -92,7 +93,7 @@ def cheapest_table(payload: dict[str, Any]) -> None:
     left_out = {k: v for k, v in payload.get("excluded", {}).items() if v}
     if left_out:
         console.print("left out: " + ", ".join(f"{count} {why}" for why, count in left_out.items()))
-    for row in payload.get("unpriced", []):
+    for row in [*payload.get("unpriced", []), *payload.get("unranked", [])]:
         console.print(f"not ranked: {row['provider']}/{row['region']}/{row['sku']} ({row['pricing']}): {row['reason']}")
     if not payload["options"]:
         console.print("no viable option: try more hours, fewer GB, include_stale, or `gpuprice collect`")

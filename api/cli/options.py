@@ -30,7 +30,7 @@ def offer_filters(parser: argparse.ArgumentParser) -> None:
     parameter(parser, "pricing", help="comma list: on_demand, spot, monthly, reserved_1y, reserved_3y")
     parameter(parser, "provider", help="comma list of provider slugs")
     parameter(parser, "region", help="comma list of regions")
-    parameter(parser, "gpu", default=None, help="GPU model (default A100)")
+    parameter(parser, "gpu", default=None, help="comma list of GPU models, any case: A100,H100 (default: every card)")
     flag(parser, "include_unavailable", "include sold-out offers")
     flag(parser, "include_stale", "include offers of providers whose last run failed or is old")
 

@@ -39,6 +39,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
 
     estimate = commands.add_parser("estimate", parents=[common], help="GPU memory a workload needs")
     estimator_options(estimate)
+    parameter(estimate, "gpu", default=None, help="cards whose sizes borderline is judged against (default A100)")
     estimate.set_defaults(handler=cmd_estimate)
 
     offers = commands.add_parser("offers", parents=[common], help="current offers")

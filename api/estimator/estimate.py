@@ -28,7 +28,8 @@ from .resolution import (
 )
 from .throughput import REFERENCE_CARD, decode_step
 
-# The card sizes `borderline` speaks of: the reference card's, from the card table (40 and 80 GiB).
+# The card sizes `borderline` speaks of unless the question names cards (`gpu=`): the reference card's,
+# from the card table (40 and 80 GiB).
 CARD_SIZES_GB = tuple(int(size) for size in memory_sizes(REFERENCE_CARD))
 BAND_FLOOR = (0.15, 0.20)  # ESTIMATOR.md §3: low ×0.85, high ×1.2 at least
 BAND_FLOOR_INT4_INFERENCE = (0.15, 0.25)  # int4 kernels' dequantization workspaces (ESTIMATOR.md §3)
@@ -70,10 +71,17 @@ def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
     return low, high, reason
 
 
-def _borderline(low_gb: float, high_gb: float, headroom: float) -> list[int]:
+def card_sizes(gpu_models: tuple[str, ...]) -> tuple[int, ...]:
+    """The sizes (GiB) the named cards are sold in, from the card table; the reference card's when none."""
+    if not gpu_models:
+        return CARD_SIZES_GB
+    return tuple(sorted({round(size) for model in gpu_models for size in memory_sizes(model)}))
+
+
+def _borderline(low_gb: float, high_gb: float, headroom: float, sizes: tuple[int, ...]) -> list[int]:
     """Card sizes whose fit the band leaves open: the band reaches above the usable part of the card
     (`headroom`, 90% by default) while its low end is still below the card's size."""
-    return [size for size in CARD_SIZES_GB if low_gb < size and high_gb > headroom * size]
+    return [size for size in sizes if low_gb < size and high_gb > headroom * size]
 
 
 # --- public -----------------------------------------------------------------------------------
@@ -109,7 +117,7 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _build(query: EstimateQuery, headroom: float) -> Estimate:
+def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:
     check_combinations(query)
     r = resolve(query)
     n = query.gpus
@@ -120,7 +128,7 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
     per_gpu = layout.total
     low, high, band_reason = _band(layout, query)
     context = context_for(query, r)
-    cards = _borderline(low / f.GIB, high / f.GIB, headroom)
+    cards = _borderline(low / f.GIB, high / f.GIB, headroom, card_sizes(gpu_models))
 
     assumptions = ['Sizes in GiB (2^30 bytes), the unit cards are sold in: an "80GB" A100 holds 80 GiB.']
     assumptions += list(r.notes)
@@ -160,6 +168,9 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
         )
     assumptions += layout.notes
     assumptions.append(band_reason)
+    if gpu_models:
+        sizes = ", ".join(f"{size}" for size in card_sizes(gpu_models))
+        assumptions.append(f"Borderline judged against the sizes {', '.join(gpu_models)} are sold in: {sizes} GiB.")
     if cards:
         assumptions.append(
             "Borderline: the per-GPU band "
@@ -232,19 +243,27 @@ def _trainable(query: EstimateQuery, r: Resolved) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _cached_build(query: EstimateQuery, fields_set: frozenset[str], headroom: float) -> Estimate:
+def _cached_build(
+    query: EstimateQuery, fields_set: frozenset[str], headroom: float, gpu_models: tuple[str, ...]
+) -> Estimate:
     # fields_set is part of the key: equal queries differ in which defaults were stated explicitly,
     # which changes the warnings and the "Defaults used" line.
-    return _build(query, headroom)
+    return _build(query, headroom, gpu_models)
 
 
-def cached_estimate(query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> Estimate:
+def cached_estimate(
+    query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM, gpu_models: tuple[str, ...] = ()
+) -> Estimate:
     """`estimate(query)` shared from the cache: read it, never change it (plan.py reads only)."""
-    return _cached_build(query, frozenset(query.model_fields_set), headroom)
+    return _cached_build(query, frozenset(query.model_fields_set), headroom, tuple(gpu_models))
 
 
-def estimate(query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> Estimate:
+def estimate(
+    query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM, gpu_models: tuple[str, ...] = ()
+) -> Estimate:
     """The memory `query` needs, per GPU and in total, with its breakdown, band and assumptions.
-    `headroom` is the share of a card a job may use (Settings.gpu_memory_headroom), which decides
-    `borderline`. Raises EstimatorError (a ValueError naming the parameter) for impossible queries."""
-    return cached_estimate(query, headroom).model_copy(deep=True)
+    `headroom` is the share of a card a job may use (Settings.gpu_memory_headroom) and `gpu_models`
+    the cards the question is about (card table names; none: the reference A100's 40 and 80 GiB),
+    which decide `borderline`. Raises EstimatorError (a ValueError naming the parameter) for
+    impossible queries."""
+    return cached_estimate(query, headroom, gpu_models).model_copy(deep=True)

@@ -1,0 +1,175 @@
+"""Every card a provider rents, and the cost of the whole job: `gpu=` as a comma list (default: every
+card), each option's card and bandwidth from the card table, ¥ per million tokens at each card's own
+bandwidth, and the sizes `/estimate` judges `borderline` against.
+
+The store holds real public list prices (USD per instance-hour; FX 1 USD = ¥7): Oracle's per-GPU-hour
+parts (fixtures/oci/products.json: A100 80GB $4.00, A100 40GB $3.05, H100 $10.00, × 8 GPUs per
+bare-metal shape) and Verda's single cards (fixtures/verda/instance_types.json: 1H100.80S.30V $3.95,
+1A100.22V $1.16). The one A800 row carries a synthetic price: it is there to show that a card without
+figures in the card table is never timed or ranked by a guess, whatever it costs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.cli import main as cli
+from pricedb.cards import card
+from pricedb.settings import Settings
+from pricedb.store import PriceStore
+from tests.helpers import NOW, assert_422_naming, make_quote, make_run, seed_fx, serving
+
+SXM4 = {"form_factor": "SXM4", "interconnect": "NVLink"}
+SXM5 = {"form_factor": "SXM5", "interconnect": "NVLink"}
+# sku: (provider, GPU model, GPUs, GB per GPU, card, USD per instance-hour)
+MACHINES = {
+    "BM.GPU.A100-v2.8": ("oci", "A100", 8, 80.0, SXM4, 8 * 4.00),
+    "BM.GPU4.8": ("oci", "A100", 8, 40.0, SXM4, 8 * 3.05),
+    "BM.GPU.H100.8": ("oci", "H100", 8, 80.0, SXM5, 8 * 10.00),
+    "1H100.80S.30V": ("verda", "H100", 1, 80.0, SXM5, 3.95),
+    "1A100.22V": ("verda", "A100", 1, 80.0, SXM4, 1.16),
+    "a800-box": ("autodl", "A800", 8, 80.0, SXM4, 8 * 0.75),  # synthetic price (see the docstring)
+}
+CNY_PER_USD = 7.0
+QWEN25_7B = 7_615_616_512  # parameters (catalog), every token goes through them all
+
+
+def cny_per_hour(sku: str) -> float:
+    return MACHINES[sku][5] * CNY_PER_USD
+
+
+@pytest.fixture
+def seeded(store: PriceStore) -> PriceStore:
+    seed_fx(store)
+    for provider in ("oci", "verda", "autodl"):
+        quotes = [
+            make_quote(provider=provider, region="global", sku=sku, gpu_model=model, gpu_count=count,
+                       gpu_memory_gb=memory, price=price, billing_increment_s=1, **form)
+            for sku, (owner, model, count, memory, form, price) in MACHINES.items() if owner == provider
+        ]  # fmt: skip
+        store.record_run(make_run(provider, quotes))
+    return store
+
+
+@pytest.fixture
+def client(seeded: PriceStore, settings: Settings) -> Iterator[TestClient]:
+    with serving(settings, seeded, NOW + timedelta(minutes=5)) as test_client:
+        yield test_client
+
+
+def by_sku(body: dict) -> dict[str, dict]:
+    return {o["sku"]: o for o in body["options"]}
+
+
+# ----- gpu= ----------------------------------------------------------------------------------------
+
+
+def test_the_default_considers_every_card_and_gpu_takes_a_list_in_any_case(client: TestClient) -> None:
+    every = client.get("/cheapest?mem=60GB&hours=200").json()
+    assert every["query"]["gpu"] is None
+    assert {o["gpu_model"] for o in every["options"]} == {"A100", "H100", "A800"}
+    two = client.get("/cheapest?mem=60GB&hours=200&gpu=a100, h100").json()
+    assert two["query"]["gpu"] == "A100,H100"
+    assert {o["gpu_model"] for o in two["options"]} == {"A100", "H100"}
+    one = client.get("/cheapest?mem=60GB&hours=200&gpu=A100").json()
+    assert one["query"]["gpu"] == "A100" and {o["gpu_model"] for o in one["options"]} == {"A100"}
+    # the options of the one card are those the default ranks for it, in the same order and figures
+    assert one["options"] == [
+        {**o, "rank": i + 1} for i, o in enumerate(o for o in every["options"] if o["gpu_model"] == "A100")
+    ]
+
+
+@pytest.mark.parametrize("path", ["/offers", "/export?format=json", "/offers/history"])
+def test_offers_exports_and_history_take_the_same_list(client: TestClient, path: str) -> None:
+    sep = "&" if "?" in path else "?"
+    every = client.get(path).json()
+    h100 = client.get(f"{path}{sep}gpu=H100,h200").json()
+    rows = {
+        "/offers": lambda b: b["offers"],
+        "/export?format=json": lambda b: b,
+        "/offers/history": lambda b: b["series"],
+    }[path]
+    assert {r["gpu_model"] for r in rows(every)} == {"A100", "H100", "A800"}
+    assert {r["gpu_model"] for r in rows(h100)} == {"H100"} and len(rows(h100)) == 2
+    if path == "/offers/history":
+        assert h100["query"]["gpu"] == "H100,H200" and every["query"]["gpu"] is None
+
+
+def test_an_unknown_card_is_a_422_listing_the_known_ones(client: TestClient) -> None:
+    response = client.get("/cheapest?mem=60&gpu=A100,RTX9090")
+    assert_422_naming(response, "gpu", "unknown gpu 'RTX9090'; choose from A100")
+    assert "H100" in response.json()["errors"][0]["message"]
+
+
+def test_each_option_says_which_card_it_is_with_its_bandwidth(client: TestClient) -> None:
+    options = by_sku(client.get("/cheapest?mem=60GB&hours=10").json())
+    h100 = options["BM.GPU.H100.8"]
+    assert (h100["gpu_model"], h100["gpu_memory_gb"], h100["form_factor"]) == ("H100", 80.0, "SXM5")
+    assert h100["bandwidth_gb_s"] == card("H100", 80, "SXM5").bandwidth_gb_s == 3350
+    assert options["BM.GPU.A100-v2.8"]["bandwidth_gb_s"] == 2039
+    assert options["BM.GPU4.8"]["bandwidth_gb_s"] == 1555
+    assert options["a800-box"]["bandwidth_gb_s"] is None  # the card table has no figure: unknown, not zero
+
+
+# ----- ¥ per million tokens at each card's own bandwidth --------------------------------------------
+
+
+def test_per_mtoken_uses_each_cards_bandwidth_and_leaves_unknown_cards_unranked(client: TestClient) -> None:
+    # vLLM at batch 64: bandwidth-bound, so tokens/s follow each card's bandwidth.
+    url = "/cheapest?model=llama-3-8b&engine=vllm&batch=64&context=2048&single_gpu=true&rank_by=per_mtoken"
+    body = client.get(url).json()
+    options = by_sku(body)
+    h100, a100 = options["1H100.80S.30V"], options["1A100.22V"]
+    assert h100["throughput"]["bandwidth_gb_s"] == 3350 and a100["throughput"]["bandwidth_gb_s"] == 2039
+    assert h100["tokens_per_s"] / a100["tokens_per_s"] == pytest.approx(3350 / 2039, rel=1e-3)
+    for option in body["options"]:
+        per_mtoken = option["cny_per_hour"] / (option["tokens_per_s"] * 3600) * 1e6
+        assert option["cny_per_mtoken"] == pytest.approx(per_mtoken, rel=1e-3)
+    ranked = [o["cny_per_mtoken"] for o in body["options"]]
+    assert ranked == sorted(ranked)
+    assert "a800-box" not in options
+    (unranked,) = body["unranked"]
+    assert unranked["sku"] == "a800-box" and unranked["gpu_model"] == "A800"
+    assert "no memory bandwidth for A800 80GB SXM4 in the card table" in unranked["reason"]
+    assert any("H100: its own peak bandwidth (3,350 GB/s" in n for n in h100["throughput"]["notes"])
+
+
+def test_ranked_by_total_an_unknown_card_stays_listed_without_a_speed(client: TestClient) -> None:
+    body = client.get("/cheapest?model=llama-2-13b&hours=10").json()
+    a800 = by_sku(body)["a800-box"]
+    assert a800["tokens_per_s"] is None and a800["cny_per_mtoken"] is None
+    assert "no memory bandwidth for A800" in a800["throughput"]["notes"][0]
+    assert "unranked" not in body  # ranked by total, every viable priced option is ranked
+
+
+# ----- /estimate: the sizes borderline is judged against ------------------------------------------
+
+
+def test_estimate_borderline_is_judged_against_the_cards_asked_for(client: TestClient) -> None:
+    # qwen2.5-32b bf16 inference: ~64 GiB at the point, a band reaching past 72 GiB (90% of 80)
+    url = "/estimate?model=qwen2.5-32b&context=2048"
+    default = client.get(url).json()
+    assert default["borderline"] and default["borderline_cards_gb"] == [80]
+    h200 = client.get(f"{url}&gpu=H200").json()
+    assert not h200["borderline"] and h200["borderline_cards_gb"] == []
+    assert "Borderline judged against the sizes H200 are sold in: 141 GiB." in h200["assumptions"]
+    h100 = client.get(f"{url}&gpu=h100").json()
+    assert h100["borderline_cards_gb"] == [80]
+
+
+# ----- the CLI says the same ---------------------------------------------------------------------------
+
+
+def test_the_cli_takes_a_gpu_list(seeded: PriceStore, settings: Settings, capsys, frozen_clock: datetime) -> None:
+    seeded.close()  # the CLI opens the file itself
+    argv = ["cheapest", "--db", str(settings.db), "--mem", "60GB", "--hours", "10", "--gpu", "a100,H100"]
+    assert cli([*argv, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["query"]["gpu"] == "A100,H100" and {o["gpu_model"] for o in answer["options"]} == {"A100", "H100"}
+    assert {o["sku"]: o["bandwidth_gb_s"] for o in answer["options"]}["BM.GPU.H100.8"] == 3350
+    assert cli(argv) == 0
+    assert "of A100,H100 memory" in capsys.readouterr().out
