@@ -12,8 +12,9 @@ rank by ¥ per million tokens. Its cost for `hours` of wall-clock time follows i
 
 Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand, and which
 card it is (`gpu_model`, `gpu_memory_gb`, `form_factor`) with the card's `bandwidth_gb_s` from the
-card table (null when unknown). An option the Judge cannot rank as asked (no bandwidth for its card)
-is listed under `unranked` with the reason, never guessed.
+card table (null when unknown). With an amount of work instead of hours (`tokens=`, only with the
+estimator's inputs), the Judge gives each option its own hours; an option it cannot time or rank
+(no TFLOPS or bandwidth for its card) is listed under `unranked` with the reason, never guessed.
 """
 
 from __future__ import annotations
@@ -33,11 +34,19 @@ from pricedb.queries import Offer
 from pricedb.settings import Settings
 
 
+class JobWork(BaseModel):
+    """The amount of work a job is (instead of wall-clock hours): training tokens or tokens to generate."""
+
+    tokens: int
+    epochs: float | None = None  # tokens = epochs × dataset_tokens, when given so
+    dataset_tokens: int | None = None
+
+
 class CheapestQuery(BaseModel):
     """The question, as understood (echoed back in the answer)."""
 
     mem_gb: float | None  # None: the estimator's inputs were given instead (a Judge decides viability)
-    hours: float = 1.0
+    hours: float | None = 1.0  # None: the amount of work was given instead (each option's own hours)
     pricing: list[Pricing] = []
     provider: list[str] = []
     region: list[str] = []
@@ -48,6 +57,7 @@ class CheapestQuery(BaseModel):
     include_stale: bool = False
     rank_by: str = "total"
     limit: int = 10
+    work: JobWork | None = None
 
     @field_serializer("gpu")
     def _gpu_text(self, gpu: list[str]) -> str | None:
@@ -136,6 +146,10 @@ class Judge(Protocol):
         """Why a viable, priced offer cannot be timed or ranked as asked (no figures for its card); None: it can."""
         ...
 
+    def hours(self, offer: Offer, wall_clock: float | None) -> float:
+        """The hours the job takes on `offer`: `wall_clock` as asked, or its own from the amount of work."""
+        ...
+
     def option_fields(self, offer: Offer) -> dict[str, Any]: ...
 
     def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]: ...
@@ -195,7 +209,9 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge:
         if why is not None:
             unranked.append((offer, why))
             continue
-        cost = job_cost(offer, query.hours, settings)
+        hours = judge.hours(offer, query.hours) if judge is not None else query.hours
+        assert hours is not None  # without a judge, the question is about wall-clock hours
+        cost = job_cost(offer, hours, settings)
         assert cost is not None  # priced: checked above
         ranked.append((offer, cost))
     if judge is not None:

@@ -12,7 +12,8 @@ The estimate is made once per request (when the parameters are validated); plans
 GPU count, throughput once per distinct card. For inference each option also gets an estimated
 decoding speed at its card's own bandwidth (card table) and ¥ per million generated tokens,
 `cny_per_hour / (tokens_per_s × 3600) × 10^6`, and `rank_by=per_mtoken` ranks by it; a card with no
-bandwidth figure gets none and, under that ranking, is listed as unranked with the reason.
+bandwidth figure gets none and, under that ranking, is listed as unranked with the reason. With an
+amount of work (`tokens=`), api/cheapest_job.py gives each option its own hours.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from api.cheapest import JobCost, bandwidth_of, card_words, pcie_note, split_over_pcie
+from api.cheapest import JobCost, JobWork, bandwidth_of, card_words, pcie_note, split_over_pcie
+from api.cheapest_job import JobTimer
 from api.estimator import (
     Estimate,
     EstimateQuery,
@@ -74,9 +76,16 @@ class EstimateJudge:
     single_gpu: bool = False
     gpus: int | None = None  # the job's own GPU count, when given: only machines with that many
     rank_by: str = "total"
+    work: JobWork | None = None  # an amount of work instead of wall-clock hours
+    mfu: float = 0.4  # Settings.training_mfu
     _plans: dict[int, GpuPlan] = field(default_factory=dict)
     _configurations: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)
     _throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
+    _timer: JobTimer | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.work is not None:
+            self._timer = JobTimer(self.estimate, self.work, self.mfu, self.gpus_used, self.throughput)
 
     @property
     def inference(self) -> bool:
@@ -108,7 +117,7 @@ class EstimateJudge:
     # --- Judge ----------------------------------------------------------------------------------
     @property
     def needs_card_figures(self) -> bool:
-        return self.rank_by == "per_mtoken"
+        return self.rank_by == "per_mtoken" or self._timer is not None
 
     def unranked(self, offer: Offer) -> str | None:
         if self.rank_by == "per_mtoken" and self.throughput(offer) is None:
@@ -116,7 +125,13 @@ class EstimateJudge:
                 f"no memory bandwidth for {card_words(offer)} in the card table: no tokens_per_s, so no "
                 "cny_per_mtoken to rank by"
             )
-        return None
+        return self._timer.unranked(offer) if self._timer is not None else None
+
+    def hours(self, offer: Offer, wall_clock: float | None) -> float:
+        if self._timer is not None:
+            return self._timer.hours(offer)
+        assert wall_clock is not None
+        return wall_clock
 
     def fits(self, offer: Offer) -> bool:
         if self.gpus is not None and offer.gpu_count != self.gpus:
@@ -169,6 +184,8 @@ class EstimateJudge:
                     f"here are for one copy on {used} GPUs."
                 )
         fields["job_notes"] = notes
+        if self._timer is not None:
+            fields["job"] = self._timer.option_fields(offer)
         return fields
 
     def _throughput_fields(self, offer: Offer) -> dict[str, Any]:
@@ -214,6 +231,8 @@ class EstimateJudge:
         }
         if self.inference:
             body["throughput"] = {"estimate": True, "rule": THROUGHPUT_RULE, "notes": self._shared_notes()}
+        if self._timer is not None:
+            body["job"] = self._timer.summary()
         return body
 
     def _shared_notes(self) -> list[str]:

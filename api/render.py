@@ -46,9 +46,10 @@ def _cheapest_title(payload: dict[str, Any]) -> str:
     if estimate is None:
         return f"Cheapest ways to get {query['mem_gb']:g} GB of {cards} memory for {query['hours']:g} h"
     what = estimate["model"] or f"a {estimate['params_b']:g}B model"
+    amount = f"{query['hours']:g} h" if query["hours"] is not None else f"{query['tokens']:,} tokens"
     return (
         f"Cheapest ways to run {what} ({estimate['workload']}, {estimate['precision']}, context {estimate['context']}, "
-        f"batch {estimate['batch']}) on {cards} for {query['hours']:g} h"
+        f"batch {estimate['batch']}) on {cards} for {amount}"
     )
 
 
@@ -70,6 +71,9 @@ def cheapest_table(payload: dict[str, Any]) -> None:
         columns.append(("need/GPU GiB", "right"))
     if per_mtoken:
         columns += [("tok/s", "right"), ("¥/Mtok", "right")]
+    job = bool(payload.get("job"))
+    if job:
+        columns.append(("hours needed", "right"))
     for name, justify in [*columns, ("", "left")]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in payload["options"]:
@@ -85,6 +89,8 @@ def cheapest_table(payload: dict[str, Any]) -> None:
             cells.append(f"{_num(row['per_gpu_need_gb'], 1)}/{row['usable_gb']:g}")
         if per_mtoken:
             cells += [_num(row["tokens_per_s"], 1), _num(row["cny_per_mtoken"])]
+        if job:
+            cells.append(_num(row["job"]["hours_needed"], 1))
         flags = _flags(row) + (" [cyan]PCIe[/cyan]" if any("PCIe" in n for n in row.get("job_notes", [])) else "")
         table.add_row(*cells, flags.strip())
     console.print(table)
@@ -117,6 +123,8 @@ def _estimate_summary(payload: dict[str, Any]) -> None:
         console.print(f"note: {note}")
     if payload.get("throughput"):
         console.print("throughput is an estimate: " + " ".join(payload["throughput"]["notes"]))
+    if payload.get("job"):
+        console.print(f"job: {payload['job']['rule']}; " + " ".join(payload["job"]["notes"]))
 
 
 def estimate_table(payload: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
-"""Each card's own figures in the estimator: decoding speed at the card's bandwidth, and nothing guessed
-for a card the table has no figure for.
+"""Each card's own figures in the estimator: decoding speed at the card's bandwidth, training hours from
+its dense TFLOPS (api/estimator/compute.py), and nothing guessed for a card the table has no figure for.
 A test-local card (an L40S row added for the test) shows the code covers a card as soon as
 pricedb/cards.py holds it."""
 
@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from api.estimator import EstimateQuery, EstimatorError, decode_throughput, gpu_bandwidth_gb_s
+from api.estimator.compute import QUANTIZED_BASE_TIME_FACTOR, active_params, training_work
 from pricedb import cards
 from pricedb.cards import Card
 from pricedb.settings import Settings
@@ -40,6 +41,41 @@ def test_a_card_without_a_bandwidth_is_never_guessed() -> None:
     assert raised.value.param == "gpu" and "no memory bandwidth for H800 80GB" in raised.value.message
 
 
+def test_training_compute_by_workload() -> None:
+    full = training_work(EstimateQuery(model="qwen2.5-7b", workload="full_finetune"), 2_000_000_000)
+    lora = training_work(EstimateQuery(model="qwen2.5-7b", workload="lora"), 2_000_000_000)
+    qlora = training_work(EstimateQuery(model="qwen2.5-7b", workload="qlora"), 2_000_000_000)
+    n = 7_615_616_512
+    assert full.flops == 6 * n * 2e9 and full.time_factor == 1 and full.compute_dtype == "bf16"
+    assert lora.flops == 4 * n * 2e9 and lora.time_factor == 1
+    assert qlora.flops == lora.flops and qlora.time_factor == QUANTIZED_BASE_TIME_FACTOR == 1.25
+    # hours = FLOPs × q / (TFLOPS × 10^12 × GPUs × MFU) / 3600, by hand for 8 H100 SXM at MFU 0.4
+    assert full.hours(989.4, 8, 0.4) == pytest.approx(6 * n * 2e9 / (989.4e12 * 8 * 0.4) / 3600)
+    assert qlora.hours(989.4, 1, 0.4) == pytest.approx(1.25 * 4 * n * 2e9 / (989.4e12 * 0.4) / 3600)
+
+
+def test_precision_picks_the_tensor_figure_and_fp32_has_none() -> None:
+    fp16 = training_work(EstimateQuery(model="qwen2.5-7b", workload="lora", precision="fp16"), 1000)
+    fp32 = training_work(EstimateQuery(model="qwen2.5-7b", workload="lora", precision="fp32"), 1000)
+    int8_base = training_work(EstimateQuery(model="qwen2.5-7b", workload="lora", precision="int8"), 1000)
+    assert (fp16.compute_dtype, fp32.compute_dtype, int8_base.compute_dtype) == ("fp16", None, "bf16")
+    assert int8_base.time_factor == 1.25  # LoRA over a quantised base is QLoRA
+
+
+def test_an_moe_token_goes_through_its_routed_experts_only() -> None:
+    query = EstimateQuery(model="mixtral-8x7b", workload="lora")
+    total = active_params(EstimateQuery(model="llama-2-7b"))
+    assert total == 6_738_415_616  # dense: every parameter
+    active = active_params(query)
+    assert 12.5e9 < active < 13.2e9  # Mixtral: 46.7B held, ~12.9B per token (2 of 8 experts)
+    assert training_work(query, 10).flops == 4 * active * 10
+
+
+def test_inference_is_paced_by_decoding_not_flops() -> None:
+    with pytest.raises(ValueError, match="decoding speed"):
+        training_work(EstimateQuery(model="qwen2.5-7b"), 1000)
+
+
 L40S = Card("L40S", 48.0, "PCIe", "PCIe", 864.0, 362.05, 362.05, (0.2, 10.0), "test-local row (L40S data sheet)")
 
 
@@ -53,5 +89,9 @@ def test_a_card_added_to_the_table_is_covered_at_once(
     store.record_run(make_run("verda", [quote]))
     with serving(settings, store, NOW + timedelta(minutes=5)) as client:
         infer = client.get("/cheapest?model=llama-3-8b&engine=vllm&batch=32&context=2048&rank_by=per_mtoken").json()
+        train = client.get("/cheapest?model=qwen2.5-7b&workload=lora&tokens=1e8").json()
     (option,) = infer["options"]
     assert option["bandwidth_gb_s"] == 864 and option["throughput"]["bandwidth_gb_s"] == 864
+    (job,) = [o["job"] for o in train["options"]]
+    assert job["tflops_per_gpu"] == 362.05
+    assert job["hours_needed"] == pytest.approx(4 * 7_615_616_512 * 1e8 / (362.05e12 * 0.4) / 3600, abs=1e-4)
