@@ -27,7 +27,6 @@ import hashlib
 import hmac
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -84,7 +83,7 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 20].rstrip() + "\n… (truncated)"
 
 
-def message(kind: str, digest: dict[str, Any], secret: str | None, now: Callable[[], float] = time.time) -> Any:
+def message(kind: str, digest: dict[str, Any], secret: str | None, now: Callable[[], float] = clock.timestamp) -> Any:
     """The JSON body for one webhook kind."""
     markdown = to_markdown(digest)
     if kind == "json":
@@ -140,7 +139,9 @@ def _refusal(kind: str, response: httpx.Response) -> str | None:
     return f"{kind} refused the message: code {code}: {text}"
 
 
-async def send(http: Http, target: Target, digest: dict[str, Any], now: Callable[[], float] = time.time) -> str | None:
+async def send(
+    http: Http, target: Target, digest: dict[str, Any], now: Callable[[], float] = clock.timestamp
+) -> str | None:
     """Send one message; None when delivered, else what went wrong (URLs and secrets never appear)."""
     secret = target.secret.get_secret_value() if target.secret else None
     sign = _dingtalk_signer(secret, now) if target.kind == "dingtalk" and secret else None

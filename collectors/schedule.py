@@ -24,7 +24,6 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from collectors.registry import COLLECTORS
 from collectors.runner import collect, run_fx, run_provider
-from pricedb import clock
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, StoreUnavailable
@@ -65,7 +64,9 @@ def build_scheduler(
             await run_fx(store, settings)
 
     if run_at_start:
-        scheduler.add_job(startup_round, DateTrigger(clock.now()), id="startup", name="first round")
+        # "At once" on the scheduler's own (system) clock, which decides when jobs fire: a moment from
+        # pricedb.clock (pinned in tests, or behind) would make the first round a skipped misfire.
+        scheduler.add_job(startup_round, DateTrigger(timezone=UTC), id="startup", name="first round")
     scheduler.add_job(
         fx_job,
         IntervalTrigger(minutes=settings.fx_interval_minutes, jitter=settings.schedule_jitter_s),

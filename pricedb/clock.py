@@ -33,6 +33,11 @@ def now_naive() -> datetime:
     return now().replace(tzinfo=None)
 
 
+def timestamp() -> float:
+    """The current moment as Unix seconds (the stamps that request signatures and webhooks carry)."""
+    return now().timestamp()
+
+
 def set_clock(source: Callable[[], datetime] | None) -> Callable[[], datetime]:
     """Install `source` as the clock (None: the system clock again); returns the previous one."""
     global _source

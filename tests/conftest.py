@@ -7,9 +7,10 @@ import asyncio
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -24,9 +25,15 @@ from pricedb.fx import FxTable
 from pricedb.models import FxRate
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.faketime_site import sitecustomize as faketime_site
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OBSERVED = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+if faketime_site.UNDER_FAKETIME:  # the date-proof run: Python processes that tests start need the mends too
+    site = str(Path(faketime_site.__file__).parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))
 
 
 def fixture_bytes(provider: str, name: str) -> bytes:
@@ -102,6 +109,18 @@ def make_settings(folder: Path, **overrides: object) -> Settings:
         schedule_jitter_s=0,
         **overrides,
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clock_starts_at_observed() -> Iterator[None]:
+    """The suite's "now" (pricedb.clock) starts at OBSERVED, just after every fixture was recorded,
+    and runs on with the monotonic clock. No test sees the system calendar, so the suite answers the
+    same on any date; the year-ahead run (.ci/run) then shows that nothing reads the system clock
+    behind pricedb.clock's back. `frozen_clock` stops it at OBSERVED for one test."""
+    start = time.monotonic()
+    previous = clock.set_clock(lambda: OBSERVED + timedelta(seconds=time.monotonic() - start))
+    yield
+    clock.set_clock(previous)
 
 
 @pytest.fixture

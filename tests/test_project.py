@@ -1,5 +1,5 @@
 """The promises made to a newcomer: README's two quick-start commands, CI running exactly the
-README's test command, and the console script."""
+README's test command (and again a year ahead), and the console script."""
 
 from __future__ import annotations
 
@@ -30,6 +30,19 @@ def test_readme_quick_start_is_exactly_two_commands() -> None:
 def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert quick_start_commands()[1] in ci.splitlines()
+
+
+DATE_PROOF = "FAKETIME_FORCE_MONOTONIC_FIX=0 faketime --exclude-monotonic -f '+365d' .venv/bin/python -m pytest"
+
+
+def test_ci_runs_the_suite_again_a_year_ahead_as_the_readme_says() -> None:
+    """The proof that no test depends on today's date: after README's test command, CI runs the
+    suite with the system clock a year ahead, with the command README's Development section gives."""
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert DATE_PROOF in ci
+    assert ci.index(quick_start_commands()[1]) < ci.index(DATE_PROOF)
+    development = (ROOT / "README.md").read_text().split("## Development", 1)[1].split("\n## ", 1)[0]
+    assert f"\n{DATE_PROOF}\n" in development
 
 
 def test_console_script_and_packages() -> None:

@@ -132,6 +132,8 @@ def _instance_type(item: dict[str, Any], family: str, url: str) -> InstanceType:
         model = identify(gpu_spec, reported).model
     except UnknownGpu as exc:
         raise ParseError(f"{url}: {sku} GPUSpec {gpu_spec!r} is not a GPU this collector knows") from exc
+    if model != "A100":  # an A100 family whose type says another card: the source contradicts itself
+        raise ParseError(f"{url}: {sku} GPUSpec {gpu_spec!r} is not a GPU this collector knows in {family}")
     memory = nearest_known_size(model, reported) or reported
     vcpus, memory_gib = item.get("CpuCoreCount"), item.get("MemorySize")
     return InstanceType(

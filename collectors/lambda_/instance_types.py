@@ -39,6 +39,8 @@ def a100_spec(raw: RawResponse, name: str, item: Mapping[str, Any]) -> GpuSpec |
         spec = identify(str(instance["gpu_description"]))
     except UnknownGpu:
         return None
+    if spec.model != "A100":
+        return None
     cents = instance["price_cents_per_hour"]
     if isinstance(cents, bool) or not isinstance(cents, int | float):
         raise ParseError(f"{raw.url}: {name} price_cents_per_hour {cents!r} is not a number")

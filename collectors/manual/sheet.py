@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, time
 from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import InvalidQuote, ParseError
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
-from pricedb.cards import MODEL_FACTS
+from pricedb.cards import MODEL_FACTS, model_named
 from pricedb.models import Availability, Pricing, Quote, Unit
 
 REQUIRED = (
@@ -41,7 +41,7 @@ _SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:\S+$", re.I)
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _NAMED_MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*g(?:i?b)?\b", re.I)
-_MODEL_WORD = re.compile(r"\b(" + "|".join(MODEL_FACTS) + r")\b", re.I)
+_MODEL_WORD = re.compile(r"\b(" + "|".join(sorted(MODEL_FACTS, key=len, reverse=True)) + r")\b", re.I)
 _TRUE, _FALSE = {"true", "yes", "y", "1"}, {"false", "no", "n", "0"}
 
 
@@ -85,8 +85,8 @@ def _gpu(row: dict[str, str], memory: float) -> GpuSpec:
     except UnknownGpu:
         word = _MODEL_WORD.search(name)
         if word is None:
-            raise BadRow(f"gpu_model {name!r} is not a known GPU ({', '.join(MODEL_FACTS)})") from None
-        spec = GpuSpec(word.group(1).upper(), memory)
+            raise BadRow(f"gpu_model {name!r} is not a GPU gpuprice knows (README, GPUs, lists the cards)") from None
+        spec = GpuSpec(model_named(word.group(1)) or word.group(1), memory)
     named = _NAMED_MEMORY.search(name)
     if named is not None and float(named.group(1)) != memory:
         raise BadRow(f"gpu_model {name!r} says {named.group(1)} GB but gpu_memory_gb is {row['gpu_memory_gb']}")

@@ -23,9 +23,10 @@ def a100_spec(gpu: Mapping[str, Any]) -> GpuSpec | None:
     memory = gpu.get("memoryInGb")
     memory_gb = float(memory) if isinstance(memory, int | float) and not isinstance(memory, bool) else None
     try:
-        return identify(str(gpu.get("id", "")), memory_gb)
+        spec = identify(str(gpu.get("id", "")), memory_gb)
     except UnknownGpu:
         return None
+    return spec if spec.model == "A100" else None
 
 
 def sku(gpu_id: str, count: int, cloud: str) -> str:

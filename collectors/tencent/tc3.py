@@ -25,13 +25,14 @@ contacted — and tests/collectors/tencent/test_signing.py reproduces the docume
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import httpx
 from pydantic import SecretStr
 from tencentcloud.common.sign import Sign
+
+from pricedb import clock
 
 ALGORITHM = "TC3-HMAC-SHA256"
 SIGNED_HEADERS = "content-type;host"
@@ -89,7 +90,7 @@ def request_signature(request: httpx.Request, secret_key: SecretStr, service: st
 def sign(request: httpx.Request, credentials: Tc3Credentials, service: str, timestamp: int | None = None) -> None:
     """Sign `request` in place: a fresh X-TC-Timestamp (the API refuses one more than five minutes
     off) and the Authorization header over its method, path, query, content type, host and body."""
-    when = int(time.time()) if timestamp is None else timestamp
+    when = int(clock.timestamp()) if timestamp is None else timestamp
     request.headers["X-TC-Timestamp"] = str(when)
     signed = request_signature(request, credentials.secret_key, service, when)
     request.headers["Authorization"] = authorization(credentials, when, service, signed)

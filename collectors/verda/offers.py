@@ -96,6 +96,8 @@ def a100_types(raw: RawResponse) -> list[InstanceType]:
             spec = identify(prefix.group(2) if prefix else description)
         except UnknownGpu:
             continue
+        if spec.model != "A100":
+            continue
         if prefix and int(prefix.group(1)) != count:
             raise ParseError(f"{where}: gpu.description {description!r} disagrees with number_of_gpus {count}")
         _check_memory(item, spec, count, where)

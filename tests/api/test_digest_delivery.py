@@ -8,7 +8,7 @@ import base64
 import hashlib
 import hmac
 import json
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 import httpx
@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from api.app import create_app
 from api.delivery import dingtalk_sign, feishu_sign, message, targets
 from api.digests import run_digest_job
+from pricedb import clock
 from pricedb.digest import deliveries_for
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
@@ -47,7 +48,9 @@ def hooked(settings: Settings, **urls: str) -> Settings:
 
 
 def run_job(store: PriceStore, settings: Settings) -> dict:
-    digest = asyncio.run(run_digest_job(store, settings, clock=lambda: NOON))
+    """The daily job at NOON by the one clock: the digest's day and the webhooks' signed stamps."""
+    with clock.pinned(NOON):
+        digest = asyncio.run(run_digest_job(store, settings))
     assert digest is not None and digest["date"] == "2026-11-28"
     return digest
 
@@ -90,7 +93,7 @@ def test_feishu_text_message_signed_as_documented(stocked: PriceStore, settings:
     # sign = base64(HMAC-SHA256 with key `timestamp + "\n" + secret` over an empty message)
     key = f"{body['timestamp']}\nfeishu-secret".encode()
     assert body["sign"] == base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest()).decode()
-    assert abs(int(body["timestamp"]) - datetime.now().timestamp()) < 60
+    assert body["timestamp"] == str(int(NOON.replace(tzinfo=UTC).timestamp()))
 
 
 def test_feishu_unsigned_and_a_refusal_in_the_body_counts_as_failure(stocked: PriceStore, settings: Settings) -> None:
@@ -124,7 +127,7 @@ def test_dingtalk_markdown_signed_in_the_query(stocked: PriceStore, settings: Se
     expected = base64.b64encode(hmac.new(b"SECabc", f"{stamp}\nSECabc".encode(), hashlib.sha256).digest()).decode()
     encoded = raw_query.split("sign=")[1].split("&")[0]
     assert unquote_plus(encoded) == expected and "+" not in encoded and "/" not in encoded
-    assert len(stamp) == 13  # milliseconds
+    assert stamp == str(int(NOON.replace(tzinfo=UTC).timestamp() * 1000))  # milliseconds
 
 
 def test_a_failing_webhook_is_retried_recorded_and_reported(stocked: PriceStore, settings: Settings) -> None:

@@ -131,7 +131,7 @@ BAD = [
     ("/cheapest?mem=60&limit=0", "limit", "between 1 and 500"),
     ("/cheapest?mem=60&limit=ten", "limit", "integer"),
     ("/cheapest?mem=60&single_gpu=maybe", "single_gpu", "not true or false"),
-    ("/cheapest?mem=60&gpu=RTX4090", "gpu", "unknown gpu"),
+    ("/cheapest?mem=60&gpu=RTX3080", "gpu", "unknown gpu"),
     ("/cheapest?mem=60&rank_by=per_mtoken", "rank_by", "inference"),
     ("/cheapest?hours=10", "mem", "give mem (e.g. 60GB), or the job to estimate"),
     ("/cheapest?mem=60&memory=60", "memory", "unknown parameter"),

@@ -4,7 +4,6 @@ failure keeps the provider's last good offers (stale) and never touches the othe
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import ClassVar
 
 import pytest
@@ -12,10 +11,11 @@ import pytest
 from collectors import registry, runner
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import FetchError, MissingCredentials, ParseError
+from pricedb import clock
 from pricedb.models import Pricing, Quote, Unit
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
-from pricedb.store import PriceStore, utc_naive
+from pricedb.store import PriceStore
 from tests.helpers import seed_fx
 
 ALL = frozenset({Pricing.ON_DEMAND, Pricing.SPOT})
@@ -34,7 +34,7 @@ class FakeCollector(Collector):
         outcome = self.behaviour.get(self.name)
         if isinstance(outcome, BaseException):
             raise outcome
-        return Fetched([RawResponse(url=self.source_urls[0], fetched_at=datetime.now(UTC), body=b"[]")])
+        return Fetched([RawResponse(url=self.source_urls[0], fetched_at=clock.now(), body=b"[]")])
 
     def parse(self, fetched: Fetched) -> list[Quote]:
         outcome = self.behaviour.get(self.name)
@@ -51,7 +51,7 @@ def quote(provider: str, price: float, pricing: Pricing = Pricing.ON_DEMAND, sku
     return Quote(
         provider=provider, region="r1", sku=sku, gpu_model="A100", gpu_memory_gb=kw.pop("mem", 80.0),
         gpu_count=8, pricing=pricing, price=price, currency="USD", unit=Unit.HOUR,
-        source_url="https://fake.test/prices", observed_at=datetime.now(UTC), **kw,
+        source_url="https://fake.test/prices", observed_at=clock.now(), **kw,
     )  # fmt: skip
 
 
@@ -70,7 +70,7 @@ def run_round(store: PriceStore, settings: Settings, providers: list[str]):
 
 
 def test_one_failure_never_stops_the_others(store: PriceStore, settings: Settings, fakes) -> None:
-    seed_fx(store, day=datetime.now(UTC))
+    seed_fx(store, day=clock.now())
     fakes.update(
         good=[quote("good", 20.0), quote("good", 8.0, Pricing.SPOT)],
         broken=FetchError("HTTP 503 from https://fake.test/prices (gave up after 4 attempts)"),
@@ -90,23 +90,23 @@ def test_one_failure_never_stops_the_others(store: PriceStore, settings: Setting
     assert summaries["empty"].status.value == "failed" and "no quotes" in summaries["empty"].error
     rows = store.cursor().execute("SELECT provider, status FROM runs WHERE provider <> 'fx' ORDER BY provider")
     assert dict(rows.fetchall()) == {s: summaries[s].status.value for s in summaries}
-    offers = current_offers(store.cursor(), utc_naive(datetime.now(UTC))).offers
+    offers = current_offers(store.cursor(), clock.now_naive()).offers
     assert {o.provider for o in offers} == {"good", "slow"}
 
 
 def test_failed_provider_keeps_its_offers_stale_others_fresh(store: PriceStore, settings: Settings, fakes) -> None:
-    seed_fx(store, day=datetime.now(UTC))
+    seed_fx(store, day=clock.now())
     fakes.update(good=[quote("good", 20.0)], slow=[quote("slow", 30.0)])
     run_round(store, settings, ["good", "slow"])
     fakes["good"] = ParseError("the pricing page changed: no table.price-list")
     run_round(store, settings, ["good", "slow"])
-    offers = {o.provider: o for o in current_offers(store.cursor(), utc_naive(datetime.now(UTC))).offers}
+    offers = {o.provider: o for o in current_offers(store.cursor(), clock.now_naive()).offers}
     assert offers["good"].price == 20.0 and offers["good"].stale
     assert not offers["slow"].stale
 
 
 def test_implausible_quotes_are_rejected_with_reasons_and_the_rest_stored(store, settings, fakes) -> None:
-    seed_fx(store, day=datetime.now(UTC))
+    seed_fx(store, day=clock.now())
     fakes["good"] = [quote("good", 20.0), quote("good", 25.0, Pricing.SPOT), quote("good", 18.0, mem=60.0, sku="x")]
     summary = run_round(store, settings, ["good"])[0]
     assert summary.status.value == "ok" and summary.quotes == 1 and summary.rejected == 2
@@ -115,7 +115,7 @@ def test_implausible_quotes_are_rejected_with_reasons_and_the_rest_stored(store,
 
 
 def test_not_covered_pricings_are_noted_and_keep_their_offers(store, settings, fakes, monkeypatch) -> None:
-    seed_fx(store, day=datetime.now(UTC))
+    seed_fx(store, day=clock.now())
     fakes["good"] = [quote("good", 20.0), quote("good", 8.0, Pricing.SPOT)]
     run_round(store, settings, ["good"])
 
@@ -126,12 +126,12 @@ def test_not_covered_pricings_are_noted_and_keep_their_offers(store, settings, f
     fakes["good"] = [quote("good", 21.0), quote("good", 9.0, Pricing.SPOT)]
     summary = run_round(store, settings, ["good"])[0]
     assert summary.status.value == "ok" and "spot not collected: no credentials" in summary.notes
-    offers = {o.pricing: o for o in current_offers(store.cursor(), utc_naive(datetime.now(UTC))).offers}
+    offers = {o.pricing: o for o in current_offers(store.cursor(), clock.now_naive()).offers}
     assert offers["on_demand"].price == 21.0 and offers["spot"].price == 8.0  # spot carried from before
 
 
 def test_exports_are_written_after_each_run(store: PriceStore, settings: Settings, fakes) -> None:
-    seed_fx(store, day=datetime.now(UTC))
+    seed_fx(store, day=clock.now())
     fakes["good"] = [quote("good", 20.0)]
     run_round(store, settings, ["good"])
     csv_text = (settings.export_path / "offers.csv").read_text()

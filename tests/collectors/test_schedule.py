@@ -4,6 +4,7 @@ APScheduler from silently skipping or piling up runs."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
@@ -37,6 +38,16 @@ def test_every_scope_has_a_stable_job_with_safe_defaults(store: PriceStore, sett
         assert job.coalesce is True and job.max_instances == 1 and job.misfire_grace_time == 600, job_id
         if job_id != "startup":
             assert isinstance(job.trigger, IntervalTrigger) and job.trigger.jitter == 90
+
+
+def test_the_first_round_is_due_at_once_on_the_schedulers_clock(
+    store: PriceStore, settings: Settings, frozen_clock: datetime
+) -> None:
+    """APScheduler fires by the system clock; a start moment taken from pricedb.clock (pinned here,
+    days away from the system's) would make the first round a skipped misfire or a late one."""
+    before = datetime.now(UTC)  # the scheduler's own "now", not pricedb.clock's
+    due = jobs_of(store, settings)["startup"].next_run_time
+    assert before <= due <= datetime.now(UTC) and due != frozen_clock
 
 
 def test_intervals_come_from_settings_per_scope(store: PriceStore, settings: Settings) -> None:

@@ -8,7 +8,6 @@ skipped; and `/cheapest?mem=60GB&hours=200&gpu=A100` ranks Tencent's offers besi
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,9 +16,10 @@ from api.app import create_app
 from api.cli import main as cli
 from collectors import fx_ecb
 from collectors.replay import Replay, serve_replay
+from pricedb import clock
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
-from pricedb.store import PriceStore, utc_naive
+from pricedb.store import PriceStore
 from tests.conftest import FIXTURES
 from tests.support.tencent_server import tc3_gate
 
@@ -88,7 +88,7 @@ def collect(db: str, capsys: pytest.CaptureFixture[str], *providers: str) -> tup
 
 def tencent_offers(db: str) -> dict[tuple[str, str, str], tuple]:
     store = PriceStore(Settings(db=db))
-    offers = current_offers(store.cursor(), utc_naive(datetime.now(UTC))).offers
+    offers = current_offers(store.cursor(), clock.now_naive()).offers
     store.close()
     return {
         (o.region, o.sku, o.pricing): (

@@ -8,13 +8,13 @@ import ast
 import csv
 import io
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from pricedb import clock
 from pricedb.formats.exports import write_current_exports
 from pricedb.formats.sheet import SHEET_COLUMNS
 from pricedb.shapes import HostShape, host_shape
@@ -172,7 +172,7 @@ def test_after_run_files_hold_every_catalog_under_gpuhunts_names(
 ) -> None:
     import gpuhunt
 
-    paths = write_current_exports(offline_store, offline_store.settings, datetime.now(UTC))
+    paths = write_current_exports(offline_store, offline_store.settings, clock.now())
     folder = offline_store.settings.export_path
     for cloud in ("aws", "azure", "lambda", "verda"):
         assert folder / "skypilot" / cloud / "vms.csv" in paths
@@ -189,7 +189,7 @@ def test_after_run_files_hold_every_catalog_under_gpuhunts_names(
 
 
 def test_the_price_sheet_ends_with_the_host_shape_own_first_then_the_table(client: TestClient) -> None:
-    assert SHEET_COLUMNS[-2:] == ("vcpus", "memory_gib")
+    assert SHEET_COLUMNS[-4:-2] == ("vcpus", "memory_gib")  # then the GPU slice columns
     sheet = rows(client.get("/export?format=csv&provider=aws,lambda").text)
     by_key = {(r["provider"], r["region"], r["sku"], r["pricing"]): r for r in sheet}
     own = by_key[("lambda", "us-east-1", "gpu_8x_a100", "on_demand")]

@@ -57,7 +57,7 @@ def test_stated_memory_wins() -> None:
 
 def test_unknown() -> None:
     with pytest.raises(UnknownGpu):
-        identify("RTX 4090")
+        identify("RTX 4090D")
 
 
 def test_nearest_known_size() -> None:
@@ -71,14 +71,21 @@ def test_nearest_known_size() -> None:
 
 
 def test_the_table_gives_each_model_the_sizes_and_band_the_checks_use() -> None:
-    assert {model: (sorted(f.memory_sizes_gb), f.usd_per_gpu_hour) for model, f in MODEL_FACTS.items()} == {
-        "A100": ([40.0, 80.0], (0.1, 12.0)),
-        "A800": ([40.0, 80.0], (0.1, 12.0)),
-        "H100": ([80.0, 94.0], (0.3, 20.0)),
-        "H800": ([80.0], (0.3, 20.0)),
-        "H200": ([141.0], (0.5, 25.0)),
+    facts = {model: (sorted(f.memory_sizes_gb), f.usd_per_gpu_hour) for model, f in MODEL_FACTS.items()}
+    assert facts["A100"] == ([40.0, 80.0], (0.1, 12.0))  # the A100 checks as before the table grew
+    assert {model: facts[model] for model in ("A800", "H100", "H800", "H200", "V100", "P100", "GH200")} == {
+        "A800": ([40.0, 80.0], (0.13, 10.0)),
+        "H100": ([80.0, 94.0], (0.26, 26.0)),
+        "H800": ([80.0], (0.23, 20.0)),
+        "H200": ([141.0], (0.4, 28.0)),
+        "V100": ([16.0, 32.0], (0.016, 8.0)),
+        "P100": ([12.0, 16.0], (0.016, 4.0)),
+        "GH200": ([96.0, 144.0], (0.33, 18.0)),
     }
-    assert list(MODEL_FACTS) == ["A100", "A800", "H100", "H800", "H200"]  # the order answers list them in
+    # The order answers list them in: NVIDIA data centre newest first, workstation and GeForce, AMD, Intel.
+    order = list(MODEL_FACTS)
+    assert order[:5] == ["B200", "GB200", "B300", "H200", "H100"] and order[-3:] == ["Gaudi3", "Gaudi2", "Gaudi"]
+    assert len(order) == 52
 
 
 def test_a100_figures_are_the_data_sheet_s() -> None:

@@ -282,23 +282,27 @@ def test_yesterday_follows_the_zone() -> None:
     assert yesterday(late_utc - timedelta(hours=12), SHANGHAI) == date(2026, 11, 28)
 
 
-def test_the_scheduler_runs_the_job_on_its_event_loop(store: PriceStore, settings: Settings) -> None:
+def test_the_scheduler_runs_the_job_on_its_event_loop(
+    store: PriceStore, settings: Settings, frozen_clock: datetime
+) -> None:
     from apscheduler.triggers.date import DateTrigger
 
     from pricedb.digest import yesterday
 
     [(_, job, _)] = digest_jobs(store, settings)
+    day = yesterday(frozen_clock, SHANGHAI)  # the job's "yesterday" comes from the one clock
 
     async def scenario() -> None:
-        now = datetime.now(ZoneInfo("UTC"))
-        scheduler = build_scheduler(store, settings, [("digest", job, DateTrigger(now))], run_at_start=False)
+        # "at once" on the system clock, the one APScheduler fires by
+        trigger = DateTrigger(timezone=ZoneInfo("UTC"))
+        scheduler = build_scheduler(store, settings, [("digest", job, trigger)], run_at_start=False)
         scheduler.start()
         for _ in range(50):
             await asyncio.sleep(0.1)
-            if load_digest(store.cursor(), yesterday(now, SHANGHAI)) is not None:
+            if load_digest(store.cursor(), day) is not None:
                 break
         scheduler.shutdown(wait=False)
 
     asyncio.run(scenario())
-    stored = load_digest(store.cursor(), yesterday(datetime.now(ZoneInfo("UTC")), SHANGHAI))
-    assert stored is not None and stored["unchanged"]
+    stored = load_digest(store.cursor(), day)
+    assert day == date(2026, 11, 28) and stored is not None and stored["unchanged"]

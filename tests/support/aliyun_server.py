@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from collectors.replay import Replay
+from pricedb import clock
 from tests.conftest import FIXTURES
 
 AUTHORIZATION = re.compile(
@@ -86,7 +87,7 @@ def check(method: str, path: str, headers: dict[str, str], body: bytes, key: str
     if signed != sorted(signed) or not set(signed) >= REQUIRED_SIGNED or any(n not in headers for n in signed):
         return f"signed headers {signed} are not the sorted required set"
     when = datetime.strptime(headers["x-acs-date"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    if abs((datetime.now(UTC) - when).total_seconds()) > 15 * 60:
+    if abs((clock.now() - when).total_seconds()) > 15 * 60:
         return "x-acs-date is more than 15 minutes off"
     if headers["x-acs-content-sha256"] != hashlib.sha256(body).hexdigest():
         return "x-acs-content-sha256 is not the body's hash"

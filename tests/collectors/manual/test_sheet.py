@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from collectors.http import Http, make_client
 from collectors.manual import ManualCollector
 from collectors.manual.sheet import read_sheet
 from collectors.sanity import check_quotes
+from pricedb import clock
 from pricedb.models import Availability, Pricing, RunStatus, Unit
 from pricedb.normalize import normalize
 from pricedb.queries import current_offers
@@ -96,7 +97,8 @@ def test_bad_rows_are_refused_with_file_line_and_reason_and_good_rows_load() -> 
         {"offer": f"{where}:13", "reason": "source_url 'lambdalabs.com' is not a URL (https://…, mailto:…)"},
         {"offer": f"{where}:14", "reason": "date_seen 2099-01-01 is in the future"},
         {"offer": f"{where}:15", "reason": "3 fields, the header has 16"},
-        {"offer": f"{where}:16", "reason": "gpu_model 'V100' is not a known GPU (A100, A800, H100, H800, H200)"},
+        {"offer": f"{where}:16",
+         "reason": "gpu_model 'Quadro RTX 8000' is not a GPU gpuprice knows (README, GPUs, lists the cards)"},
     ]  # fmt: skip
     sold_out = next(q for q in result.quotes if q.sku.startswith("coreweave"))
     assert sold_out.availability is Availability.SOLD_OUT  # written "sold out" in the sheet
@@ -267,11 +269,11 @@ def test_quotes_go_stale_on_the_same_rules_and_removed_rows_are_withdrawn(store,
     shutil.copy(SHEET, path)
     live = settings.model_copy(update={"manual_sheet": path})
     assert collect_manual(store, live).status is RunStatus.OK
-    now = datetime.now(UTC).replace(tzinfo=None)
+    now = clock.now_naive()
     offers = current_offers(store.cursor(), now).offers
     assert len(offers) == 5 and not any(o.stale for o in offers)
     # an hourly sheet read twice a schedule ago is stale, like any provider's last success
-    later = current_offers(store.cursor(), now.replace(year=now.year + 1)).offers
+    later = current_offers(store.cursor(), now + timedelta(days=365)).offers
     assert all(o.stale for o in later)
     # a row deleted from the sheet is withdrawn on the next load
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)

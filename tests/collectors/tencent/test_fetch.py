@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -18,10 +17,11 @@ from collectors.errors import FetchError, MissingCredentials
 from collectors.http import Http, make_client
 from collectors.runner import collect, run_provider
 from collectors.tencent import TencentCollector, api
+from pricedb import clock
 from pricedb.models import RunStatus
 from pricedb.queries import current_offers
 from pricedb.settings import Settings
-from pricedb.store import PriceStore, utc_naive
+from pricedb.store import PriceStore
 from tests.conftest import fixture_bytes
 from tests.support.tencent_server import signature_problem
 
@@ -205,7 +205,7 @@ def test_offline_replays_each_region_and_a_200_hour_job_follows_the_steps(settin
     store = PriceStore(offline)
     summaries = asyncio.run(collect(store, offline, ["tencent"]))
     assert [(s.provider, s.status.value, s.quotes) for s in summaries] == [("fx", "ok", 31), ("tencent", "ok", 30)]
-    now = utc_naive(datetime.now(UTC))
+    now = clock.now_naive()
     offers = {(o.region, o.sku, o.pricing): o for o in current_offers(store.cursor(), now).offers}
     store.close()
     assert {region for region, _, _ in offers} == {"ap-beijing", "ap-shanghai", "ap-guangzhou"}
