@@ -265,13 +265,28 @@ def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
 
 def card_of(offer: Offer) -> Card | None:
     """The card an offer rents, from the card table (its form factor picks the variant; unknown: PCIe,
-    the slower); None for a model or size the table does not know."""
+    the slower); None for a model or size the table does not know, and for a slice of a GPU (MIG,
+    vGPU): the table's figures are a whole card's, and a slice's share of them is not a figure anyone
+    published (a MIG 4g.40gb of an A100 80GB is not an A100 40GB)."""
+    if offer.gpu_fraction is not None:
+        return None
     return card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
 
 
 def card_words(offer: Offer) -> str:
-    """`H100 80GB SXM5`: the card, as the messages name it."""
-    return " ".join(w for w in (offer.gpu_model, f"{offer.gpu_memory_gb:g}GB", offer.form_factor) if w)
+    """`H100 80GB SXM5`, `A100 MIG 1g.10gb SXM4`: the card or slice, as the messages name it."""
+    size = offer.gpu_partition or f"{offer.gpu_memory_gb:g}GB"
+    return " ".join(w for w in (offer.gpu_model, size, offer.form_factor) if w)
+
+
+def no_card_figure(offer: Offer, figure: str) -> str:
+    """Why `figure` ("memory bandwidth", "dense BF16 TFLOPS") is unknown for `offer`'s card."""
+    if offer.gpu_fraction is not None:
+        return (
+            f"{card_words(offer)} is a slice of one GPU ({offer.gpu_fraction:.3g} of it): the card table's "
+            f"{figure} is a whole card's"
+        )
+    return f"no {figure} for {card_words(offer)} in the card table"
 
 
 def bandwidth_of(offer: Offer) -> float | None:
@@ -302,6 +317,8 @@ def unranked_json(offer: Offer, reason: str) -> dict[str, object]:
         "gpu_memory_gb": offer.gpu_memory_gb,
         "form_factor": offer.form_factor,
         "gpu_count": offer.gpu_count,
+        "gpu_partition": offer.gpu_partition,
+        "gpu_fraction": offer.gpu_fraction,
         "pricing": offer.pricing,
         "cny_per_hour": offer.cny_per_hour,
         "reason": reason,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from api.cheapest import JobCost, JobWork, bandwidth_of, card_words, pcie_note, split_over_pcie
+from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
 from api.cheapest_job import JobTimer
 from api.estimator import (
     Estimate,
@@ -121,10 +121,7 @@ class EstimateJudge:
 
     def unranked(self, offer: Offer) -> str | None:
         if self.rank_by == "per_mtoken" and self.throughput(offer) is None:
-            return (
-                f"no memory bandwidth for {card_words(offer)} in the card table: no tokens_per_s, so no "
-                "cny_per_mtoken to rank by"
-            )
+            return f"{no_card_figure(offer, 'memory bandwidth')}: no tokens_per_s, so no cny_per_mtoken to rank by"
         return self._timer.unranked(offer) if self._timer is not None else None
 
     def hours(self, offer: Offer, wall_clock: float | None) -> float:
@@ -194,11 +191,7 @@ class EstimateJudge:
             return {
                 "tokens_per_s": None,
                 "cny_per_mtoken": None,
-                "throughput": {
-                    "notes": [
-                        f"no memory bandwidth for {card_words(offer)} in the card table: throughput not estimated"
-                    ]
-                },
+                "throughput": {"notes": [f"{no_card_figure(offer, 'memory bandwidth')}: throughput not estimated"]},
             }
         per_mtoken = None if offer.cny_per_hour is None else cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s)
         inputs = tp.as_dict()

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.cheapest import JobWork, card_of, card_words
+from api.cheapest import JobWork, card_of, no_card_figure
 from api.estimator import Estimate, Throughput
 from api.estimator.compute import TrainingWork, training_work
 from pricedb.queries import Offer
@@ -50,13 +50,13 @@ class JobTimer:
         """Why the job's hours on `offer` cannot be estimated (never guessed); None when they can."""
         if self._training is None:
             if self.throughput(offer) is None:
-                return f"no memory bandwidth for {card_words(offer)} in the card table: decoding speed unknown"
+                return f"{no_card_figure(offer, 'memory bandwidth')}: decoding speed unknown"
             return None
         if self._training.compute_dtype is None:
             return "precision=fp32: the card table has dense BF16/FP16 tensor figures only (give precision=bf16)"
         if self._tflops(offer) is None:
             dtype = self._training.compute_dtype.upper()
-            return f"no dense {dtype} TFLOPS for {card_words(offer)} in the card table: the job's hours are unknown"
+            return f"{no_card_figure(offer, f'dense {dtype} TFLOPS')}: the job's hours are unknown"
         return None
 
     def hours(self, offer: Offer) -> float:

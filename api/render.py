@@ -14,13 +14,21 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def _card_cell(row: dict[str, Any]) -> str:
+    """`8×H100 80GB`, or for slices of a GPU `1×A100 MIG 1g.10gb (10GB)`: never a slice shown as a card."""
+    partition = row.get("gpu_partition")
+    if partition:
+        return f"{row['gpu_count']}×{row['gpu_model']} {partition} ({row['gpu_memory_gb']:g}GB)"
+    return f"{row['gpu_count']}×{row['gpu_model']} {row['gpu_memory_gb']:g}GB"
+
+
 def _offer_cells(row: dict[str, Any]) -> list[str]:
     """Which offer, at what native price: the first columns of the option and offer tables."""
     return [
         row["provider"],
         row["region"],
         row["sku"],
-        f"{row['gpu_count']}×{row['gpu_model']} {row['gpu_memory_gb']:g}GB",
+        _card_cell(row),
         row["pricing"],
         f"{row['price']:,.4g} {row['currency']}/{row['unit']}",
     ]

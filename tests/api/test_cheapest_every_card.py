@@ -5,7 +5,7 @@ bandwidth, and `tokens=` (or `epochs=` × `dataset_tokens=`) giving each option 
 The store holds real public list prices (USD per instance-hour; FX 1 USD = ¥7): Oracle's per-GPU-hour
 parts (fixtures/oci/products.json: A100 80GB $4.00, A100 40GB $3.05, H100 $10.00, × 8 GPUs per
 bare-metal shape) and Verda's single cards (fixtures/verda/instance_types.json: 1H100.80S.30V $3.95,
-1A100.22V $1.16). The one A800 row carries a synthetic price: it is there to show that a card without
+1A100.22V $1.16). The one H800 row carries a synthetic price: it is there to show that a card without
 figures in the card table is never timed or ranked by a guess, whatever it costs."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ MACHINES = {
     "BM.GPU.H100.8": ("oci", "H100", 8, 80.0, SXM5, 8 * 10.00),
     "1H100.80S.30V": ("verda", "H100", 1, 80.0, SXM5, 3.95),
     "1A100.22V": ("verda", "A100", 1, 80.0, SXM4, 1.16),
-    "a800-box": ("autodl", "A800", 8, 80.0, SXM4, 8 * 0.75),  # synthetic price (see the docstring)
+    "h800-box": ("autodl", "H800", 8, 80.0, SXM5, 8 * 0.75),  # synthetic price (see the docstring)
 }
 CNY_PER_USD = 7.0
 QWEN25_7B = 7_615_616_512  # parameters (catalog), every token goes through them all
@@ -72,7 +72,7 @@ def by_sku(body: dict) -> dict[str, dict]:
 def test_the_default_considers_every_card_and_gpu_takes_a_list_in_any_case(client: TestClient) -> None:
     every = client.get("/cheapest?mem=60GB&hours=200").json()
     assert every["query"]["gpu"] is None
-    assert {o["gpu_model"] for o in every["options"]} == {"A100", "H100", "A800"}
+    assert {o["gpu_model"] for o in every["options"]} == {"A100", "H100", "H800"}
     two = client.get("/cheapest?mem=60GB&hours=200&gpu=a100, h100").json()
     assert two["query"]["gpu"] == "A100,H100"
     assert {o["gpu_model"] for o in two["options"]} == {"A100", "H100"}
@@ -94,7 +94,7 @@ def test_offers_exports_and_history_take_the_same_list(client: TestClient, path:
         "/export?format=json": lambda b: b,
         "/offers/history": lambda b: b["series"],
     }[path]
-    assert {r["gpu_model"] for r in rows(every)} == {"A100", "H100", "A800"}
+    assert {r["gpu_model"] for r in rows(every)} == {"A100", "H100", "H800"}
     assert {r["gpu_model"] for r in rows(h100)} == {"H100"} and len(rows(h100)) == 2
     if path == "/offers/history":
         assert h100["query"]["gpu"] == "H100,H200" and every["query"]["gpu"] is None
@@ -102,7 +102,7 @@ def test_offers_exports_and_history_take_the_same_list(client: TestClient, path:
 
 def test_an_unknown_card_is_a_422_listing_the_known_ones(client: TestClient) -> None:
     response = client.get("/cheapest?mem=60&gpu=A100,RTX9090")
-    assert_422_naming(response, "gpu", "unknown gpu 'RTX9090'; choose from A100")
+    assert_422_naming(response, "gpu", "unknown gpu 'RTX9090'; choose from B200")
     assert "H100" in response.json()["errors"][0]["message"]
 
 
@@ -113,7 +113,31 @@ def test_each_option_says_which_card_it_is_with_its_bandwidth(client: TestClient
     assert h100["bandwidth_gb_s"] == card("H100", 80, "SXM5").bandwidth_gb_s == 3350
     assert options["BM.GPU.A100-v2.8"]["bandwidth_gb_s"] == 2039
     assert options["BM.GPU4.8"]["bandwidth_gb_s"] == 1555
-    assert options["a800-box"]["bandwidth_gb_s"] is None  # the card table has no figure: unknown, not zero
+    assert options["h800-box"]["bandwidth_gb_s"] is None  # the card table has no figure: unknown, not zero
+
+
+def test_a_gpu_slice_is_never_presented_or_timed_as_a_whole_card(
+    store: PriceStore, settings: Settings, capsys, monkeypatch, frozen_clock: datetime
+) -> None:
+    """A MIG 4g.40gb of an A100 80GB has 40 GB like an A100 40GB, but not its bandwidth or compute."""
+    seed_fx(store)
+    mig = make_quote(provider="verda", region="global", sku="a100-mig-4g", gpu_model="A100", gpu_count=1,
+                     gpu_memory_gb=40.0, price=1.0, gpu_fraction=4 / 7, gpu_partition="MIG 4g.40gb",
+                     **SXM4)  # fmt: skip
+    store.record_run(make_run("verda", [mig]))
+    with serving(settings, store, frozen_clock) as client:
+        (option,) = client.get("/cheapest?mem=30GB&hours=10").json()["options"]
+        per_mtoken = client.get("/cheapest?model=llama-3-8b&engine=vllm&rank_by=per_mtoken").json()
+        job = client.get("/cheapest?model=qwen-1.8b&workload=lora&tokens=1e8").json()
+    assert (option["gpu_partition"], option["gpu_memory_gb"], option["bandwidth_gb_s"]) == ("MIG 4g.40gb", 40.0, None)
+    for body in (per_mtoken, job):
+        (unranked,) = body["unranked"]
+        assert body["options"] == [] and unranked["gpu_partition"] == "MIG 4g.40gb"
+        assert "A100 MIG 4g.40gb SXM4 is a slice of one GPU (0.571 of it)" in unranked["reason"]
+    store.close()  # the CLI opens the file itself
+    monkeypatch.setattr(render.console, "width", 240)
+    assert cli(["cheapest", "--db", str(settings.db), "--mem", "30GB"]) == 0
+    assert "1×A100 MIG 4g.40gb (40GB)" in capsys.readouterr().out
 
 
 # ----- ¥ per million tokens at each card's own bandwidth --------------------------------------------
@@ -132,18 +156,18 @@ def test_per_mtoken_uses_each_cards_bandwidth_and_leaves_unknown_cards_unranked(
         assert option["cny_per_mtoken"] == pytest.approx(per_mtoken, rel=1e-3)
     ranked = [o["cny_per_mtoken"] for o in body["options"]]
     assert ranked == sorted(ranked)
-    assert "a800-box" not in options
+    assert "h800-box" not in options
     (unranked,) = body["unranked"]
-    assert unranked["sku"] == "a800-box" and unranked["gpu_model"] == "A800"
-    assert "no memory bandwidth for A800 80GB SXM4 in the card table" in unranked["reason"]
+    assert unranked["sku"] == "h800-box" and unranked["gpu_model"] == "H800"
+    assert "no memory bandwidth for H800 80GB SXM5 in the card table" in unranked["reason"]
     assert any("H100: its own peak bandwidth (3,350 GB/s" in n for n in h100["throughput"]["notes"])
 
 
 def test_ranked_by_total_an_unknown_card_stays_listed_without_a_speed(client: TestClient) -> None:
     body = client.get("/cheapest?model=llama-2-13b&hours=10").json()
-    a800 = by_sku(body)["a800-box"]
-    assert a800["tokens_per_s"] is None and a800["cny_per_mtoken"] is None
-    assert "no memory bandwidth for A800" in a800["throughput"]["notes"][0]
+    h800 = by_sku(body)["h800-box"]
+    assert h800["tokens_per_s"] is None and h800["cny_per_mtoken"] is None
+    assert "no memory bandwidth for H800" in h800["throughput"]["notes"][0]
     assert "unranked" not in body  # ranked by total, every viable priced option is ranked
 
 
@@ -173,10 +197,10 @@ def test_full_finetune_by_tokens_times_each_option_and_a_faster_pricier_card_win
     assert h100["cny_per_hour"] > a100["cny_per_hour"] and h100["total_cny"] < a100["total_cny"]
     order = [o["sku"] for o in body["options"]]
     assert order.index("BM.GPU.H100.8") < order.index("BM.GPU.A100-v2.8")
-    # the A800 machine holds the job but the card table has no TFLOPS for it: unranked, with the reason
-    assert "a800-box" not in options
-    assert [u["sku"] for u in body["unranked"]] == ["a800-box"]
-    assert "no dense BF16 TFLOPS for A800 80GB SXM4" in body["unranked"][0]["reason"]
+    # the H800 machine holds the job but the card table has no TFLOPS for it: unranked, with the reason
+    assert "h800-box" not in options
+    assert [u["sku"] for u in body["unranked"]] == ["h800-box"]
+    assert "no dense BF16 TFLOPS for H800 80GB SXM5" in body["unranked"][0]["reason"]
 
 
 def test_inference_tokens_go_at_each_configurations_decoding_speed(client: TestClient) -> None:
