@@ -31,9 +31,10 @@ Quirks, all of which the filters above exist for:
 - Windows / RHEL / SUSE / "Linux with SQL …" rows share the instance type; Dedicated and Host tenancy too;
 - a region file also lists its Local Zones and Wavelength Zones (other `Region Code`s): skipped;
 - AWS's API reports p4de's GPUs as 40GB cards; the family table maps p4de.24xlarge to 80GB;
+- fractional families (g6f, gr6f: a share of one L4) are stored as slices of the card;
 - GPU families the table does not know (a new family, p6-b300 whose 262 GB B300 the card table lacks)
-  and fractional ones (g6f, gr6f: a share of one L4) are not stored; `parse_price_list` counts them
-  per instance type in `skipped` with the reason, for the run's notes.
+  are not stored; `parse_price_list` counts them per instance type in `skipped` with the reason,
+  for the run's notes.
 
 The host shape comes from the same rows: `vCPU` ("96") and `Memory` ("1152 GiB"). Spot quotes
 (collectors.aws.spot) have no such figures; exports take them from pricedb.shapes.

@@ -11,8 +11,9 @@ g6/gr6 L4, g5 A10G, g5g T4G, g4dn T4, g4ad Radeon Pro V520, g3 M60, p2 K80).
 Quirks (details in those modules): the 5-line preamble before the CSV header; Capacity Reservation rows
 (Unused/Allocated) beside the Used ones; Capacity Blocks for ML listed as OnDemand terms with
 MarketOption CapacityBlock; AWS's API misreports p4de's GPU memory (the family table has it as 80GB);
-fractional (g6f, gr6f) and unknown GPU families are counted, not stored. Without credentials spot is
-reported as not covered and the list prices are still collected.
+fractional sizes (g6f, gr6f: a share of one L4) stored as slices; unknown GPU families counted
+per instance type, not stored, and listed in the run's notes. Without credentials spot is reported
+as not covered and the list prices are still collected.
 """
 
 from __future__ import annotations
@@ -23,13 +24,10 @@ from typing import ClassVar
 
 from collectors.aws import bulk, spot
 from collectors.aws.common import PROVIDER
-from collectors.base import Collector, Fetched, RawResponse, Scope
+from collectors.base import Collector, Fetched, RawResponse, Scope, unknown_gpus
 from collectors.errors import CollectorError, FetchError, MissingCredentials, ParseError
 from collectors.http import Http
 from pricedb.models import Pricing, Quote
-from pricedb.redact import get_logger
-
-log = get_logger("gpuprice.collectors.aws")
 
 # Regions that sell both p4d.24xlarge and p4de.24xlarge (and most other GPU families), spread over
 # the three continents users rent from: us-east-1 (N. Virginia, AWS's largest and usually cheapest
@@ -110,9 +108,14 @@ class AwsCollector(Collector):
             fetched.notes.extend(f"spot prices for {region} not collected: {exc}" for region, exc in failures)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
+        return self.parse_report(fetched)[0]
+
+    def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
+        """The quotes, and each GPU instance type whose card is unknown, with how many region files
+        and spot pages listed it (for the run's notes)."""
         quotes: list[Quote] = []
         spot_pages: list[RawResponse] = []
-        skipped: Counter[str] = Counter()  # instance type and why its GPUs are not stored → regions
+        skipped: Counter[str] = Counter()  # "instance type: why its GPUs are unknown" → times met
         for raw in fetched.responses:
             kind, _, rest = raw.label.partition(":")
             if kind == "list":
@@ -122,6 +125,4 @@ class AwsCollector(Collector):
             else:
                 raise ParseError(f"{raw.url}: unexpected response label {raw.label!r}")
         quotes.extend(spot.parse_spot(spot_pages, self.quote, skipped=skipped))
-        if skipped:
-            log.info("aws: GPU instance types not stored: %s", "; ".join(f"{w} ({n}×)" for w, n in skipped.items()))
-        return quotes
+        return quotes, unknown_gpus(skipped)

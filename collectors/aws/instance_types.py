@@ -9,7 +9,9 @@ seen (opencost's recorded us-east-1 product, 2024-05), and where sources fill it
 instance's memory ("640 GB" for 8 × H100), not the card's.
 
 Fractional families (g6f, gr6f: a share of one L4 per instance) are listed with the share of the
-card each size gets; they are not whole cards and are never stored as if they were.
+card each size gets and stored as slices (`gpu_fraction`, `gpu_partition` "1/8 GPU", the slice's
+memory the same share of the card's: 3 GB for 1/8 of an L4, as AWS's g6f table lists), never as
+whole cards.
 
 Bases, per family (see /work/research/cards/instance_rules.md for the research notes):
 - AWS's instance-type pages, https://aws.amazon.com/ec2/instance-types/<family>/ (card per family);
@@ -109,15 +111,16 @@ class NotStored(ValueError):
 
 def gpus_of(instance_type: str, listed_count: str | None = None) -> InstanceGpus:
     """The GPUs of `instance_type`. `listed_count` is the Price List's `GPU` column ("8", "NA", "")
-    and wins over the table where it is a whole number. NotStored: a family the table lacks, a
-    fractional size, a size whose count neither says."""
+    and wins over the table where it is a whole number; a fractional size is one slice. NotStored: a
+    family the table lacks, a size whose count neither says."""
     family_name, _, size = instance_type.partition(".")
     family = BY_NAME.get(family_name)
     if family is None:
         raise NotStored(f"{instance_type}: GPU family {family_name!r} not in the table (card unknown)")
     if size in family.slices:
         share = family.slices[size]
-        raise NotStored(f"{instance_type}: {share} of one {family.spec.model} (a fractional GPU, not a whole card)")
+        card = family.spec
+        return InstanceGpus(card.slice(float(share), f"{share} GPU", card.memory_gb * float(share)), 1)
     table = family.gpus.get(size)
     listed = _whole_number(listed_count)
     count = listed if listed is not None else table

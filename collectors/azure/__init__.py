@@ -46,9 +46,10 @@ Quirks:
 - The API does not say how many GPUs a VM has: `sizes.SIZES` is the table of the sizes taken (card,
   GPUs, vCPUs, RAM; memory, form factor and interconnect from the card table). Sizes that get a share
   of one GPU (NVadsA10 v5 below 36 vCPUs: 1/6, 1/3, 1/2 of an A10; NVv4 below 32: 1/8–1/2 of an
-  MI25) are not whole cards and are not stored; sizes the table lacks (NGads V620, NC A10 v4 whose
-  share of the A10 is unverified, new series) are not stored either. Both are counted per size
-  (`AzureCollector.read_rows(...).not_stored`) for the run's notes. `_Promo` sizes are dropped.
+  MI25) are stored as one slice (`gpu_fraction`, `gpu_partition`), never as whole cards; sizes the
+  table lacks (NGads V620, NC A10 v4 whose share of the A10 is unverified, new series) are not
+  stored, and are counted per size for the run's notes ("unknown GPU, not collected: …").
+  `_Promo` sizes are dropped.
 - NC A100 v4 rows use new-style names (`skuName` "Standard_NC24ads_A100_v4", `meterName`
   "NC24ads_A100_v4", product "NCads A100 v4 Series Linux"); the others use the classic style
   ("ND96amsr A100 v4 Spot"). Nothing here depends on either.

@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 from collectors.azure.query import PRICES_URL, first_page_url, odata_filter, walk
 from collectors.azure.rows import (
     SKIP_FIVE_YEAR,
-    SKIP_FRACTIONAL,
     SKIP_UNKNOWN_SKU,
     classify,
     items_of,
@@ -24,8 +23,8 @@ from collectors.azure.rows import (
     region_of,
     sku_of,
 )
-from collectors.azure.sizes import SIZES, not_stored_reason
-from collectors.base import Collector, Fetched, RawResponse, Scope
+from collectors.azure.sizes import SIZES
+from collectors.base import Collector, Fetched, RawResponse, Scope, unknown_gpus
 from collectors.errors import ParseError
 from collectors.http import Http
 from pricedb.models import Pricing, Quote, Unit
@@ -45,7 +44,7 @@ class _Row:
 class _Read:
     chosen: dict[tuple[str, str, Pricing], list[_Row]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)  # row-level reasons (SKIP_*)
-    not_stored: Counter[str] = field(default_factory=Counter)  # "size: why" for unknown and fractional sizes
+    not_stored: Counter[str] = field(default_factory=Counter)  # "size: why" for sizes of unknown GPUs
     five_year: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def skip(self, verdict: str, item: Mapping[str, Any]) -> None:
@@ -55,8 +54,6 @@ class _Read:
             self.five_year[(sku, region_of(item))] = float(item["retailPrice"])
         elif verdict == SKIP_UNKNOWN_SKU:
             self.not_stored[f"{sku}: {SKIP_UNKNOWN_SKU}"] += 1
-        elif verdict == SKIP_FRACTIONAL:
-            self.not_stored[not_stored_reason(sku) or sku] += 1
 
 
 class AzureCollector(Collector):
@@ -79,18 +76,20 @@ class AzureCollector(Collector):
         return Fetched(responses, notes=notes)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
+        return self.parse_report(fetched)[0]
+
+    def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
+        """The quotes, and each N-series size whose GPUs are unknown with its row count (run notes)."""
         read = self.read_rows(fetched)
-        if read.not_stored:
-            said = "; ".join(f"{why} ({n} rows)" for why, n in read.not_stored.items())
-            log.info("azure: GPU sizes not stored: %s", said)
-        return [
+        quotes = [
             self._quote(sku, region, pricing, rows, read.five_year.get((sku, region)))
             for (sku, region, pricing), rows in sorted(read.chosen.items())
         ]
+        return quotes, unknown_gpus(read.not_stored)
 
     def read_rows(self, fetched: Fetched) -> _Read:
         """Every row classified: the rows of each offer, the reasons others were left out, and the
-        sizes whose GPUs cannot be stored (unknown or fractional) with their row counts."""
+        sizes whose GPUs are unknown with their row counts."""
         pages = [(raw, items_of(raw)) for raw in fetched.responses]
         total = sum(len(items) for _, items in pages)
         if total == 0:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from collectors.azure.sizes import NOT_GPUS, SIZES, size_named
+from collectors.azure.sizes import NOT_GPUS, size_named
 from collectors.base import RawResponse
 from collectors.errors import ParseError
 from pricedb.models import Pricing
@@ -22,7 +22,6 @@ RESERVED = {1: Pricing.RESERVED_1Y, 3: Pricing.RESERVED_3Y}
 # Why a row is not collected (classify() returns one of these).
 SKIP_UNKNOWN_SKU = "an N-series size not in the size table (card unknown)"
 SKIP_NOT_GPU = "not a GPU size (NP series: FPGAs)"
-SKIP_FRACTIONAL = "a share of one GPU, not a whole card"
 SKIP_PROMO = "a _Promo size (a discounted older series)"
 SKIP_WINDOWS = "Windows (licence included)"
 SKIP_CLOUD_SERVICES = "Cloud Services"
@@ -81,8 +80,6 @@ def classify(item: Mapping[str, Any], now: datetime | None = None, where: str = 
     known = size_named(sku)
     if known is None:
         return SKIP_UNKNOWN_SKU
-    if SIZES[known].share is not None:
-        return SKIP_FRACTIONAL
     for name in _REQUIRED_FIELDS:
         require(item, name, where)
     price = item["retailPrice"]

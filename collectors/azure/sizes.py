@@ -5,8 +5,9 @@ Resource SKUs API does), and its names do not always name the card (`Standard_ND
 One `Size` per priced VM size of the N-series: the card as Microsoft's size pages name it (read by
 `pricedb.card_names.identify`, so the card table supplies memory, form factor and interconnect), the
 GPUs per VM, and the host's vCPUs and RAM. Sizes that get a share of one GPU (NVadsA10 v5 below 36
-vCPUs, NVv4 below 32) carry that share instead; they are not whole cards and are never stored as if
-they were.
+vCPUs, NVv4 below 32) carry that share instead and are stored as one slice of the card
+(`gpu_fraction`, `gpu_partition` "1/6 GPU", the slice's memory the same share of the card's: 4 GB
+for 1/6 of an A10, as the size page lists), never as whole cards.
 
 Bases (see /work/research/cards/instance_rules.md):
 - Microsoft's size pages, https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/<series>
@@ -31,7 +32,7 @@ SIZE_PAGE = "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accele
 @dataclass(frozen=True, slots=True)
 class Size:
     card: str  # the card as Microsoft names it, read by identify()
-    gpus: int  # GPUs per VM (0 for a fractional size)
+    gpus: int  # GPUs per VM (1 slice for a fractional size)
     vcpus: int
     memory_gib: float
     source: str
@@ -39,7 +40,10 @@ class Size:
     spec: GpuSpec = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "spec", identify(self.card))
+        card = identify(self.card)
+        if self.share is not None:
+            card = card.slice(float(self.share), f"{self.share} GPU", card.memory_gb * float(self.share))
+        object.__setattr__(self, "spec", card)
 
 
 def _series(card: str, page: str, sizes: dict[str, tuple[int | Fraction, int, float]]) -> dict[str, Size]:
@@ -47,7 +51,7 @@ def _series(card: str, page: str, sizes: dict[str, tuple[int | Fraction, int, fl
     out = {}
     for name, (gpus, vcpus, memory) in sizes.items():
         share = gpus if isinstance(gpus, Fraction) else None
-        out[name] = Size(card, 0 if share else int(gpus), vcpus, memory, source, share)
+        out[name] = Size(card, 1 if share else int(gpus), vcpus, memory, source, share)
     return out
 
 
@@ -102,11 +106,3 @@ NOT_GPUS = ("standard_np",)
 def size_named(arm_sku_name: str) -> str | None:
     """The table's spelling of an `armSkuName` given in any case, else None."""
     return _CANONICAL.get(arm_sku_name.strip().lower())
-
-
-def not_stored_reason(arm_sku_name: str) -> str | None:
-    """Why a size of the table is not stored (a share of one GPU), else None."""
-    size = SIZES[arm_sku_name]
-    if size.share is None:
-        return None
-    return f"{arm_sku_name}: {size.share} of one {size.spec.model} (a fractional GPU, not a whole card)"

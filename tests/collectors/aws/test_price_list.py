@@ -62,6 +62,7 @@ EXPECTED = {
     ("us-east-1", "g4ad.xlarge", OD): 0.37853,
     ("us-east-1", "g4ad.xlarge", R1): 0.23847,
     ("us-east-1", "g3.4xlarge", OD): 1.14,
+    ("us-east-1", "g6f.large", OD): 0.202,
     ("us-west-2", "p4d.24xlarge", OD): 21.95764,
     ("us-west-2", "p4de.24xlarge", OD): 27.44705,
     ("us-west-2", "g6e.xlarge", OD): 1.861,
@@ -92,7 +93,10 @@ PUBLISHED = {
     "g6.48xlarge": ("NVIDIA L4", 192), "g5.xlarge": ("NVIDIA A10G", 24), "g5.12xlarge": ("NVIDIA A10G", 96),
     "g5.48xlarge": ("NVIDIA A10G", 192), "g5g.xlarge": ("NVIDIA T4G", 16), "g4dn.xlarge": ("NVIDIA T4", 16),
     "g4dn.12xlarge": ("NVIDIA T4", 64), "g4ad.xlarge": ("AMD Radeon Pro V520", 8), "g3.4xlarge": ("NVIDIA M60", 8),
+    "g6f.large": ("NVIDIA L4", 3),
 }  # fmt: skip
+# The fractional sizes: the share of one GPU AWS's g6 page gives each (the rest are whole cards).
+PUBLISHED_SHARES = {"g6f.large": 1 / 8}
 # Rows priced like an offer that are traps all the same: unused capacity reservations cost the on-demand rate.
 SAME_PRICE_TRAPS = {"8ZG4WEXH3TJ5N7RB", "A3KX7TZB6MWQ9E5P"}
 _TERMS = {"JRTCKXETXF": OD, "4NA7Y494T4": R1, "BPH4J8HBKS": R3}
@@ -163,6 +167,8 @@ def test_every_offer_has_the_gpus_of_its_source_row_and_of_aws_s_published_specs
         assert q.gpu_count == int(row["GPU"]), q.sku
         assert q.gpu_model == identify(name).model, q.sku
         assert abs(q.gpu_count * q.gpu_memory_gb - total_gb) <= 0.07 * total_gb, q.sku
+        assert q.gpu_fraction == PUBLISHED_SHARES.get(q.sku), q.sku
+        assert (q.gpu_partition is None) == (q.sku not in PUBLISHED_SHARES), q.sku
 
 
 def test_the_a100_offers_keep_their_meaning() -> None:
@@ -218,19 +224,31 @@ def test_every_trap_row_is_excluded_on_its_own(region: str) -> None:
 def test_trap_prices_never_appear() -> None:
     prices = {q.price for region in REGIONS for q in parse(region)}
     trap_prices = {26.373642, 26.37364, 24.15341, 0.0, 17.712, 22.101642, 33.477642, 21.81653, 19.98615, 8.28614, 0.096,
-                   0.202, 142.416, 0.7582, 1.19, 0.579, 31.464, 1.35, 1.173}  # fmt: skip
+                   142.416, 0.7582, 1.19, 0.579, 31.464, 1.35, 1.173}  # fmt: skip
     assert not prices & trap_prices
 
 
-def test_fractional_and_unknown_gpu_families_are_counted_not_stored() -> None:
-    """g6f.large is 1/8 of an L4 and p6-b300's 262 GB B300 is not in the card table: no offer, a reason each."""
+def test_a_fractional_size_is_a_slice_and_an_unknown_family_is_counted_not_stored() -> None:
+    """g6f.large is 1/8 of an L4 (3 GB of its memory), never a whole L4; p6-b300's 262 GB B300 is not
+    in the card table: no offer, its reason counted."""
     skipped: Counter[str] = Counter()
     quotes = bulk.parse_price_list(list_raw("us-east-1"), AwsCollector.quote, "us-east-1", skipped)
-    assert not {q.sku for q in quotes} & {"g6f.large", "p6-b300.48xlarge", "inf2.xlarge"}
-    assert set(skipped) == {
-        "g6f.large: 1/8 of one L4 (a fractional GPU, not a whole card)",
-        "p6-b300.48xlarge: GPU family 'p6-b300' not in the table (card unknown)",
-    }
+    (g6f,) = [q for q in quotes if q.sku == "g6f.large"]
+    assert (g6f.gpu_model, g6f.gpu_count, g6f.gpu_memory_gb) == ("L4", 1, 3.0)
+    assert (g6f.gpu_fraction, g6f.gpu_partition) == (0.125, "1/8 GPU")
+    assert not {q.sku for q in quotes} & {"p6-b300.48xlarge", "inf2.xlarge"}
+    assert dict(skipped) == {"p6-b300.48xlarge: GPU family 'p6-b300' not in the table (card unknown)": 1}
+
+
+def test_the_run_reports_each_unknown_gpu_with_its_count(settings: Settings) -> None:
+    fetched = Fetched([list_raw(region) for region in REGIONS])
+    quotes, refused = AwsCollector(settings).parse_report(fetched)
+    assert quotes and refused == [
+        {
+            "offer": "p6-b300.48xlarge",
+            "reason": "unknown GPU, not collected: GPU family 'p6-b300' not in the table (card unknown) (1 items)",
+        }
+    ]
 
 
 def test_the_price_list_count_wins_over_the_table_and_the_difference_is_noted() -> None:

@@ -307,7 +307,7 @@ def test_a_spot_page_needs_its_region_label() -> None:
         spot.parse_spot([raw_page(page("us-east-1", 1), label="spot")], AwsCollector.quote)
 
 
-def test_other_products_and_unknown_or_fractional_instance_types_are_ignored() -> None:
+def test_other_products_and_unknown_instance_types_are_ignored_and_fractional_ones_are_slices() -> None:
     body = page("us-west-2", 1).replace(b"<instanceType>p4de.24xlarge", b"<instanceType>g6f.large")
     windows = page("us-west-2", 1).replace(b"Linux/UNIX", b"Windows")
     unknown = page("us-west-2", 1).replace(b"<instanceType>p4d.24xlarge", b"<instanceType>p6-b300.48xlarge")
@@ -321,14 +321,12 @@ def test_other_products_and_unknown_or_fractional_instance_types_are_ignored() -
         AwsCollector.quote,
         skipped,
     )
-    assert [(q.sku, q.price, q.notes) for q in quotes] == [
-        ("p4d.24xlarge", 7.9992, "only zone: us-west-2b (usw2-az1)"),
-        ("p4de.24xlarge", 10.9991, "only zone: us-west-2b (usw2-az1)"),
+    assert [(q.sku, q.price, q.notes, q.gpu_fraction) for q in quotes] == [
+        ("g6f.large", 10.9991, "only zone: us-west-2b (usw2-az1)", 0.125),  # a slice, never a whole L4
+        ("p4d.24xlarge", 7.9992, "only zone: us-west-2b (usw2-az1)", None),
+        ("p4de.24xlarge", 10.9991, "only zone: us-west-2b (usw2-az1)", None),
     ]
-    assert set(skipped) == {
-        "g6f.large: 1/8 of one L4 (a fractional GPU, not a whole card)",
-        "p6-b300.48xlarge: GPU family 'p6-b300' not in the table (card unknown)",
-    }
+    assert set(skipped) == {"p6-b300.48xlarge: GPU family 'p6-b300' not in the table (card unknown)"}
 
 
 def test_every_gpu_family_gets_its_cards_from_the_table() -> None:

@@ -74,6 +74,7 @@ EXPECTED |= {
     ("Standard_NV36adms_A10_v5", "eastus", OD): 4.52,
     ("Standard_NV72ads_A10_v5", "eastus", OD): 6.52,
     ("Standard_NC6", "westus2", OD): 0.9,
+    ("Standard_NV4as_v4", "eastus", OD): 0.233,
 }
 # What Microsoft publishes per size (its GPU size pages; independent of collectors.azure.sizes): the
 # GPU's name, GPUs per VM and the VM's total GPU memory in GB.
@@ -88,12 +89,14 @@ PUBLISHED = {
     "Standard_NV12s_v3": ("NVIDIA Tesla M60", 1, 8), "Standard_NV48s_v3": ("NVIDIA Tesla M60", 4, 32),
     "Standard_NV32as_v4": ("AMD Radeon Instinct MI25", 1, 16), "Standard_NV36ads_A10_v5": ("NVIDIA A10", 1, 24),
     "Standard_NV36adms_A10_v5": ("NVIDIA A10", 1, 24), "Standard_NV72ads_A10_v5": ("NVIDIA A10", 2, 48),
-    "Standard_NC6": ("NVIDIA Tesla K80", 1, 12),
+    "Standard_NC6": ("NVIDIA Tesla K80", 1, 12), "Standard_NV4as_v4": ("AMD Radeon Instinct MI25", 1, 2),
 }  # fmt: skip
+# The sizes that get a share of one GPU (the NVv4 page: NV4as_v4 has 1/8 of an MI25, 2 GB).
+PUBLISHED_SHARES = {"Standard_NV4as_v4": 1 / 8}
 # Prices carried only by rows that must be left out (Windows, Low Priority, DevTest-only, 5-year,
-# the older duplicate, zero, fractional, unknown, FPGA and promo sizes).
+# the older duplicate, zero, unknown, FPGA and promo sizes).
 TRAP_PRICES = {4.777, 0.88279, 0.735, 31.6, 38.6, 6.554, 574130.0, 3.611254, 0.0,
-               0.105, 0.71, 0.201356, 0.284, 7.42, 0.233, 0.908, 1.65, 1.1, 0.18}  # fmt: skip
+               0.105, 0.71, 0.201356, 0.284, 7.42, 0.908, 1.65, 1.1, 0.18}  # fmt: skip
 
 
 def bodies() -> list[dict]:
@@ -137,6 +140,8 @@ def test_every_offer_has_the_gpus_microsoft_publishes_for_its_row_s_size(quotes)
         assert (q.sku, q.region) in rows
         name, count, total_gb = PUBLISHED[q.sku]
         assert (q.gpu_model, q.gpu_count, q.gpu_count * q.gpu_memory_gb) == (identify(name).model, count, total_gb)
+        assert q.gpu_fraction == PUBLISHED_SHARES.get(q.sku), q.sku
+        assert (q.gpu_partition is None) == (q.sku not in PUBLISHED_SHARES), q.sku
         token = re.search(r"_(A100|H100|T4|A10)_v\d$", q.sku)
         if token:
             assert q.gpu_model == identify(token.group(1)).model, q.sku
@@ -185,28 +190,35 @@ def test_traps_are_left_out(quotes) -> None:
     assert not {q.price for q in quotes} & TRAP_PRICES
 
 
-def test_fractional_and_unknown_sizes_are_counted_not_stored(collector) -> None:
+def test_unknown_sizes_are_counted_not_stored_and_reported(collector) -> None:
     read = collector.read_rows(fetched())
     assert dict(read.not_stored) == {
-        "Standard_NV4as_v4: 1/8 of one MI25 (a fractional GPU, not a whole card)": 1,
         f"Standard_NG8ads_V620_v1: {azure.SKIP_UNKNOWN_SKU}": 1,
         f"Standard_NC8ads_A10_v4: {azure.SKIP_UNKNOWN_SKU}": 1,
     }
     assert (read.skipped[azure.SKIP_NOT_GPU], read.skipped[azure.SKIP_PROMO]) == (1, 1)
+    _, refused = collector.parse_report(fetched())
+    reason = f"unknown GPU, not collected: {azure.SKIP_UNKNOWN_SKU} (1 items)"
+    assert refused == [
+        {"offer": "Standard_NC8ads_A10_v4", "reason": reason},
+        {"offer": "Standard_NG8ads_V620_v1", "reason": reason},
+    ]
 
 
 @pytest.mark.parametrize(
-    ("sku", "share"),
-    [("Standard_NV6ads_A10_v5", "1/6"), ("Standard_NV12ads_A10_v5", "1/3"), ("Standard_NV18ads_A10_v5", "1/2"),
-     ("Standard_NV8as_v4", "1/4"), ("Standard_NV16as_v4", "1/2")],
+    ("sku", "share", "memory_gb"),
+    [("Standard_NV6ads_A10_v5", "1/6", 4), ("Standard_NV12ads_A10_v5", "1/3", 8),
+     ("Standard_NV18ads_A10_v5", "1/2", 12), ("Standard_NV8as_v4", "1/4", 4), ("Standard_NV16as_v4", "1/2", 8)],
 )  # fmt: skip
-def test_a_share_of_one_gpu_is_never_stored_as_a_whole_card(collector, sku, share) -> None:
+def test_a_share_of_one_gpu_is_stored_as_a_slice_never_as_a_whole_card(collector, sku, share, memory_gb) -> None:
+    """Memory per slice as the NVadsA10 v5 and NVv4 size pages list it (4 GB for 1/6 of an A10)."""
     pages = bodies()
     row = next(i for i in pages[3]["Items"] if i["armSkuName"] == "Standard_NV36ads_A10_v5")
     row["armSkuName"] = sku
-    read = collector.read_rows(fetched(pages))
-    assert not any(key[0] == sku for key in read.chosen)
-    assert any(why.startswith(f"{sku}: {share} of one ") for why in read.not_stored)
+    (q,) = [q for q in collector.parse(fetched(pages)) if q.sku == sku]
+    numerator, denominator = map(int, share.split("/"))
+    assert (q.gpu_count, q.gpu_memory_gb) == (1, memory_gb)
+    assert (q.gpu_fraction, q.gpu_partition) == (numerator / denominator, f"{share} GPU")
 
 
 @pytest.mark.parametrize(
@@ -229,7 +241,6 @@ def test_a_share_of_one_gpu_is_never_stored_as_a_whole_card(collector, sku, shar
             {
                 azure.SKIP_LOW_PRIORITY: 1,
                 azure.SKIP_WINDOWS: 4,
-                azure.SKIP_FRACTIONAL: 1,
                 azure.SKIP_UNKNOWN_SKU: 2,
                 azure.SKIP_NOT_GPU: 1,
                 azure.SKIP_PROMO: 1,
@@ -266,7 +277,7 @@ def _linux_row() -> dict:
         ({"meterName": "NC24ads_A100_v4 Low Priority"}, azure.SKIP_LOW_PRIORITY),
         ({"skuName": "Standard_NC24ads_A100_v4 Low Priority"}, azure.SKIP_LOW_PRIORITY),
         ({"armSkuName": "Standard_NC24ads_A10_v4"}, azure.SKIP_UNKNOWN_SKU),
-        ({"armSkuName": "Standard_NV6ads_A10_v5"}, azure.SKIP_FRACTIONAL),
+        ({"armSkuName": "Standard_NV6ads_A10_v5"}, Pricing.ON_DEMAND),  # a slice, stored as one
         ({"armSkuName": "Standard_NP20s"}, azure.SKIP_NOT_GPU),
         ({"armSkuName": "Standard_NC24ads_A100_v4_Promo"}, azure.SKIP_PROMO),
         ({"type": "Reservation", "reservationTerm": "5 Years"}, azure.SKIP_FIVE_YEAR),
