@@ -55,8 +55,9 @@ def loader_of(replica_store: PriceStore, folder: Path) -> SnapshotLoader:
 
 
 def test_a_replica_holds_and_answers_exactly_what_the_collector_does(
-    offline_store: PriceStore, replica_store: PriceStore, tmp_path: Path
+    offline_store: PriceStore, replica_store: PriceStore, tmp_path: Path, frozen_clock: datetime
 ) -> None:
+    # Pinned: history's default `until` is now, which must be the same instant for both apps.
     target = tmp_path / "published"
     published = publish(offline_store, [FolderStorage(target, writable=True)], timedelta(days=1))
     loader = loader_of(replica_store, target)
