@@ -5,6 +5,8 @@ g6/gr6 L4, g5 A10G, g5g T4G, g4dn T4, g4ad Radeon Pro V520, g3 M60, p2 K80).
 - scope `list` (daily): on-demand and standard No Upfront reserved 1yr/3yr from the Price List bulk
   file of each region, https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv
   (no key; hundreds of MB each, streamed and pre-filtered), see collectors.aws.bulk;
+  with them, the zones each type is sold in (EC2 DescribeInstanceTypeOfferings, credentials needed),
+  see collectors.aws.zones;
 - scope `spot` (hourly): EC2 DescribeSpotPriceHistory at https://ec2.{region}.amazonaws.com/ (SigV4, AWS
   credentials from botocore's chain), cheapest zone per region, see collectors.aws.spot.
 
@@ -22,8 +24,9 @@ import asyncio
 from collections import Counter
 from typing import ClassVar
 
-from collectors.aws import bulk, spot
+from collectors.aws import bulk, spot, zones
 from collectors.aws.common import PROVIDER
+from collectors.aws.instance_types import GPU_TYPES
 from collectors.base import Collector, Fetched, RawResponse, Scope, unknown_gpus
 from collectors.errors import CollectorError, FetchError, MissingCredentials, ParseError
 from collectors.http import Http
@@ -67,12 +70,29 @@ class AwsCollector(Collector):
                         bulk.price_list_url(region), label=f"list:{region}", keep_line=bulk.KeepGpuLines()
                     )
                     fetched.responses.append(raw)
+                await self._fetch_zones(http, fetched)
             if Pricing.SPOT in scope.pricings:
                 await self._fetch_spot(http, fetched, alone=not scope.pricings & LIST_PRICINGS)
         except BaseException:
             fetched.remove_files()  # a failed fetch leaves no half-used temp files behind
             raise
         return fetched
+
+    async def _fetch_zones(self, http: Http, fetched: Fetched) -> None:
+        """The zones each instance type is sold in (collectors.aws.zones), with the list prices: only
+        SkyPilot's catalog needs them, so without credentials or on failure the run only says so."""
+        try:
+            credentials, why = await asyncio.to_thread(spot.resolve_credentials, self.settings)
+        except CollectorError as exc:
+            credentials, why = None, str(exc)
+        if credentials is None:
+            fetched.notes.append(f"availability zones not collected (SkyPilot's AWS catalog needs them): {why}")
+            return
+        for region in self.regions():
+            try:
+                fetched.zones[region] = await zones.fetch_region(http, region, credentials, GPU_TYPES)
+            except CollectorError as exc:
+                fetched.notes.append(f"availability zones for {region} not collected: {exc}")
 
     async def _fetch_spot(self, http: Http, fetched: Fetched, alone: bool) -> None:
         """Spot for every region. Without credentials, or when every region fails, a spot-only run

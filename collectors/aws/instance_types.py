@@ -94,6 +94,8 @@ BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 
 # Whole-GPU instance types, the ones spot prices are asked for.
 WHOLE_GPU_TYPES: tuple[str, ...] = tuple(sorted(t for f in FAMILIES if not f.fractional for t in f.instance_types()))
+# Every instance type of the table, slices included: the ones availability zones are asked for.
+GPU_TYPES: tuple[str, ...] = tuple(sorted(t for f in FAMILIES for t in f.instance_types()))
 
 
 @dataclass(frozen=True, slots=True)
