@@ -202,7 +202,7 @@ def test_the_answer_cache_is_bounded_in_bytes(offline_store: PriceStore) -> None
     """Row "4,000 distinct large /cheapest answers": RSS grew 195 → 861 MB, the cache counted entries.
     Now it counts bytes (GPUPRICE_ANSWER_CACHE_MB), oldest answers first out."""
     settings = offline_store.settings.model_copy(update={"answer_cache_mb": 2})
-    every_option = "/cheapest?mem=1&limit=500&include_stale=true&hours="  # about 200 KB per answer
+    every_option = "/cheapest?mem=1&limit=150&include_stale=true&hours="  # about 200 KB per answer
     with TestClient(create_app(settings, store=offline_store, schedule=False)) as client:
         state = client.app.state.gpuprice
         answered = 0
