@@ -12,7 +12,7 @@ from api.cheapest_estimate import EstimateJudge
 from api.cheapest_fast import OfferColumns, select_fast
 from api.history import day_snapshot
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
-from api.state import AppState, dumps
+from api.state import COLUMNS, AppState, dumps
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, provider_states
@@ -58,7 +58,7 @@ def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        columns = state.derived(current, "offer_columns", lambda c: OfferColumns.build(c.offers, state.settings))
+        columns = state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
         return cheapest_body(params, current, state.settings, columns)
 
     return state.cached(key, build)

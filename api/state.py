@@ -25,6 +25,7 @@ from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
 T = TypeVar("T")
+COLUMNS = "offer_columns"  # the name of the columnar form of the current offers (api.cheapest_fast)
 
 
 def now_utc() -> datetime:
@@ -85,6 +86,12 @@ class AppState:
                 self._answers.clear()
                 self._derived = {}
             return current
+
+    def answers_from_memory(self) -> bool:
+        """Whether the current offers and their columnar form are loaded and valid: a `/cheapest`
+        answer then reads memory only (no query, no build)."""
+        with self._lock:
+            return self._fresh(self.clock()) and COLUMNS in self._derived
 
     def derived(self, current: CurrentOffers, name: str, build: Callable[[CurrentOffers], T]) -> T:
         """`build(current)`, made once for these current offers (every question then reads it), and

@@ -140,3 +140,56 @@ def test_fast_path_answers_as_the_reference(seed: int) -> None:
         asked += 1
         shown += reference.count(b'"rank":')
     assert shown > 0 or not offers  # the questions found options to compare, not only empty answers
+
+
+# ----- new questions answered before routing (api/answer_cache.py) -------------------------------
+ROUTED_ALIKE = [
+    b"mem=60&hours=200",
+    b"mem=60GB&hours=200&provider=aws,azure&limit=3",
+    b"mem=60&provider=aws&provider=azure",  # a list parameter repeated: the last one counts
+    b"mem=40&mem=80",  # any other parameter repeated: the last one counts
+    b"mem=60%20GB&region=US-EAST-1&include_stale=true&include_unavailable=1",
+    b"mem=80&single_gpu=true&interruptible=false&pricing=on_demand,spot&hours=0.5",
+    b"model=llama-2-13b&workload=lora&context=4096&hours=100",
+    b"model=llama-2-70b&workload=inference&precision=int4&batch=16&rank_by=per_mtoken",
+]
+REFUSED = [b"mem=abc", b"mem=60&bogus=1", b"mem=60&model=llama-2-7b", b"", b"mem=60&limit=0",
+           b"rank_by=per_mtoken&mem=60"]  # fmt: skip
+
+
+def test_new_questions_are_answered_before_routing_as_the_route_answers(store) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.answer_cache import answer_from_memory
+    from api.app import create_app
+    from tests.helpers import NOW, make_quote, make_run, seed_fx
+
+    seed_fx(store)
+    for provider, region in (("aws", "us-east-1"), ("azure", "eastus")):
+        quotes = [
+            make_quote(provider=provider, region=region, sku=f"{provider}-{count}x{memory:g}", gpu_count=count,
+                       gpu_memory_gb=memory, price=1.7 * count, pricing=pricing)
+            for count in (1, 2, 8) for memory in (40.0, 80.0) for pricing in (Pricing.ON_DEMAND, Pricing.SPOT)
+        ]  # fmt: skip
+        store.record_run(make_run(provider, quotes))
+    app = create_app(Settings(db=store.path), store=store, schedule=False)
+    with TestClient(app) as client:
+        state = app.state.gpuprice
+        state.clock = lambda: NOW.replace(tzinfo=None)
+        client.get("/cheapest?mem=1")  # the route loads the offers and builds their columns
+        assert state.answers_from_memory()
+        for query in ROUTED_ALIKE:
+            computed = answer_from_memory(state, query)
+            state.answers_from_memory = lambda: False  # the AnswerCache lets it through: the route answers
+            try:
+                routed = client.get("/cheapest?" + query.decode())
+            finally:
+                del state.answers_from_memory
+            assert routed.status_code == 200 and "x-gpuprice-cache" not in routed.headers
+            assert computed is not None and routed.content == computed, query
+            assert b'"rank":1' in computed
+        fresh = client.get("/cheapest?mem=61&hours=7")
+        assert fresh.headers["x-gpuprice-cache"] == "computed" and fresh.json()["options"]
+        for query in REFUSED:
+            assert answer_from_memory(state, query) is None
+            assert client.get("/cheapest?" + query.decode()).status_code == 422, query
