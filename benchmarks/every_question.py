@@ -88,6 +88,7 @@ def build(db: Path, templates_db: Path, offers: int, observations: int) -> datet
     partial.unlink(missing_ok=True)
     PriceStore(Settings(db=partial)).close()  # the real schema, every migration
     con = duckdb.connect(str(partial))
+    con.execute("SET enable_progress_bar = false")
     con.execute(f"ATTACH '{templates_db}' AS rec (READ_ONLY)")
     con.execute("INSERT INTO fx_rates SELECT * FROM rec.fx_rates")
     con.execute("CREATE TEMP TABLE templates AS SELECT row_number() OVER (ORDER BY provider, region, sku, pricing) - 1 "
@@ -125,35 +126,37 @@ def build(db: Path, templates_db: Path, offers: int, observations: int) -> datet
     index = {p: k for k, p in enumerate(providers)}
     con.execute("CREATE TEMP TABLE provider_index (provider VARCHAR, k INTEGER)")
     con.executemany("INSERT INTO provider_index VALUES (?, ?)", [[p, k] for p, k in index.items()])
-    for r in range(rounds):
-        at = start + timedelta(seconds=step_s * (r + 1))
+    per_statement = max(1, 500_000 // offers)  # rounds written per statement, in round order
+    for first_round in range(0, rounds, per_statement):
+        span = [first_round, min(rounds, first_round + per_statement)]
+        moments = f"TIMESTAMP '{start.isoformat()}' + to_microseconds(CAST((r + 1) * {int(step_s * 1e6)} AS BIGINT))"
         con.execute(
-            """
+            f"""
             INSERT INTO runs (run_id, provider, scope, pricings, started_at, finished_at, status, error, quote_count,
                               rejected_count, rejected, notes, offline, stale_after_minutes)
-            SELECT ? * 100 + k + 1, p.provider, 'all', ['monthly', 'on_demand', 'reserved_1y', 'reserved_3y', 'spot'],
-                   ?::TIMESTAMP - INTERVAL 2 MINUTE, ?::TIMESTAMP + INTERVAL 1 MINUTE, 'ok', NULL, 0, 0, NULL, NULL,
+            SELECT r * 100 + k + 1, p.provider, 'all', ['monthly', 'on_demand', 'reserved_1y', 'reserved_3y', 'spot'],
+                   {moments} - INTERVAL 2 MINUTE, {moments} + INTERVAL 1 MINUTE, 'ok', NULL, 0, 0, NULL, NULL,
                    false, s.stale_after
-            FROM provider_index p JOIN schedules s USING (provider)
+            FROM range(?, ?) rr(r), provider_index p JOIN schedules s USING (provider)
+            ORDER BY r, k
             """,
-            [r, at, at],
+            span,
         )
-        bump = "CASE WHEN i % 7 = 0 AND (? // 3) % 2 = 1 THEN 1.05 ELSE 1.0 END"
+        bump = "CASE WHEN i % 7 = 0 AND (r // 3) % 2 = 1 THEN 1.05 ELSE 1.0 END"
         con.execute(
             f"""
             INSERT INTO observations
-            SELECT ? * {offers} + i, ? * 100 + p.k + 1, c.provider, region, sku, gpu_model, gpu_memory_gb, gpu_count,
+            SELECT r * {offers} + i, r * 100 + p.k + 1, c.provider, region, sku, gpu_model, gpu_memory_gb, gpu_count,
                    form_factor, interconnect, pricing, price * {bump}, currency, unit, term_hours, billing_increment_s,
                    billing_minimum_s, availability, list_price, tax_included, price_steps, notes, source_url,
-                   ?::TIMESTAMP, offline, fx_rate, fx_date, fx_note, cny_per_hour * {bump},
+                   {moments}, offline, fx_rate, fx_date, fx_note, cny_per_hour * {bump},
                    cny_per_hour * {bump} / gpu_count, cny_per_hour * {bump} / (gpu_count * gpu_memory_gb),
                    vcpus, memory_gib, NULL, NULL
-            FROM catalog c JOIN provider_index p USING (provider) ORDER BY i
+            FROM range(?, ?) rr(r), catalog c JOIN provider_index p USING (provider) ORDER BY r, i
             """,
-            [r, r, r, at, r, r, r],
+            span,
         )
-        if r % 20 == 19:
-            print(f"  {db.name}: {r + 1}/{rounds} rounds", flush=True)
+        print(f"  {db.name}: {span[1]}/{rounds} rounds", flush=True)
     last = rounds - 1
     con.execute(f"INSERT INTO offers SELECT * FROM observations WHERE observation_id >= {last * offers}")
     con.execute("UPDATE runs SET quote_count = (SELECT count(*) FROM observations o WHERE o.run_id = runs.run_id)")
@@ -165,13 +168,39 @@ def build(db: Path, templates_db: Path, offers: int, observations: int) -> datet
     return built_at
 
 
+def laid_out(db: Path) -> None:
+    """The history laid out by offer, as `serve` does after each daily digest (pricedb.history_layout);
+    opening the store also runs any migration the cached database has not seen."""
+    from pricedb.settings import Settings
+    from pricedb.store import PriceStore
+
+    store = PriceStore(Settings(db=db))
+    try:
+        behind = (
+            store.cursor()
+            .execute(
+                "SELECT (SELECT compacted_upto FROM history_layout) < (SELECT max(observation_id) FROM observations)"
+            )
+            .fetchone()[0]
+        )
+        if behind:
+            start = time.monotonic()
+            store.compact_history()
+            print(f"  {db.name}: history laid out by offer in {time.monotonic() - start:.1f} s", flush=True)
+    finally:
+        store.close()
+
+
 def database(cache: Path, offers: int, observations: int) -> tuple[Path, datetime]:
     db = cache / f"offers-{offers}-observations-{observations}.duckdb"
     stamp = cache / f"{db.stem}.{NOW_FILE}"
     if db.exists() and stamp.exists():
-        return db, datetime.fromisoformat(stamp.read_text().strip())
-    print(f"building {db.name} (cached for later runs) …", flush=True)
-    return db, build(db, offline_templates(cache), offers, observations)
+        built_at = datetime.fromisoformat(stamp.read_text().strip())
+    else:
+        print(f"building {db.name} (cached for later runs) …", flush=True)
+        built_at = build(db, offline_templates(cache), offers, observations)
+    laid_out(db)
+    return db, built_at
 
 
 # ----- serving ---------------------------------------------------------------------------------

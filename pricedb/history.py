@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 
+from pricedb.history_layout import named_offers_source
 from pricedb.offer_filter import OfferFilter, sql_where
 
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
@@ -71,12 +72,23 @@ def _in(column: str, chosen: set[str]) -> tuple[str, list[Any]]:
     return f"{column} IN ({', '.join('?' for _ in chosen)})", sorted(chosen)
 
 
-def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
+def _source(cur: duckdb.DuckDBPyConnection, offers: OfferFilter, laid_out: bool) -> str:
+    """Where the observations are read: for a question naming its offers (provider, region, sku and
+    pricing each given), their points as laid out by offer (pricedb.history_layout) plus the newest;
+    otherwise the observations table."""
+    if not (laid_out and offers.providers and offers.regions and offers.skus and offers.pricings):
+        return "observations"
+    return named_offers_source(cur, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings)
+
+
+def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery, laid_out: bool = True) -> History:
     """Two passes: the matching series (keys only, one cheap scan), then the points of the page's
-    series, selected by their exact key values (plain equality filters DuckDB pushes into the scan)."""
+    series, selected by their exact key values (plain equality filters DuckDB pushes into the scan).
+    `laid_out=False` reads the observations table only (the same answer; tests compare the two)."""
     where, values = _where(query)
+    observations = _source(cur, query.offers, laid_out)
     keys = cur.execute(
-        f"SELECT DISTINCT provider, region, sku, pricing FROM observations WHERE {where} "
+        f"SELECT DISTINCT provider, region, sku, pricing FROM {observations} WHERE {where} "
         "ORDER BY provider, region, sku, pricing",
         values,
     ).fetchall()
@@ -91,7 +103,7 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
     wanted = set(page)
     if query.max_points is not None:  # counted in the database before a row is turned into Python
         counts = cur.execute(
-            f"SELECT provider, region, sku, pricing, count(*) FROM observations WHERE {where} AND "
+            f"SELECT provider, region, sku, pricing, count(*) FROM {observations} WHERE {where} AND "
             f"{' AND '.join(narrowing)} GROUP BY ALL",
             [*values, *narrow_values],
         ).fetchall()
@@ -102,7 +114,7 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
         f"""
         SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
                observed_at, price, cny_per_hour, cny_per_gb_hour
-        FROM observations
+        FROM {observations}
         WHERE {where} AND {" AND ".join(narrowing)}
         ORDER BY provider, region, sku, pricing, observed_at, observation_id
         """,
