@@ -13,9 +13,11 @@ from api.cheapest_fast import OfferColumns, select_fast
 from api.history import day_snapshot
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, AppState, dumps
+from collectors.schedule import planned_runs
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
-from pricedb.queries import CurrentOffers, ExportAttempt, Offer, provider_states
+from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
+from pricedb.runs import RunRow, recent_runs
 from pricedb.settings import Settings
 
 
@@ -87,6 +89,7 @@ def offer_json(offer: Offer) -> dict[str, Any]:
         fx_note=offer.fx_note,
         offline=offer.offline,
         held_reason=offer.held_reason,  # stale because its newest quote was rejected: why
+        run_id=offer.run_id,  # the run that observed it (its record: /providers' recent_runs, the offer page)
     )
     return row
 
@@ -125,8 +128,48 @@ def offers_answer(state: AppState, params: OffersParams) -> bytes:
     return state.cached(key, build)
 
 
+RECENT_RUNS = 5  # per provider in /providers
+
+
+def run_json(run: RunRow) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "scope": run.scope,
+        "pricings": list(run.pricings),
+        "started_at": iso(run.started_at),
+        "finished_at": iso(run.finished_at),
+        "status": run.status,
+        "error": run.error,
+        "quotes": run.quote_count,
+        "rejected": run.rejected_count,
+        "notes": list(run.notes),
+        "offline": run.offline,
+        "stale_after_minutes": run.stale_after_minutes,
+        "export_error": run.export_error,
+    }
+
+
+def schedules(settings: Settings) -> dict[str, list[dict[str, Any]]]:
+    """What `serve` runs for each provider and how often (FX under `fx`)."""
+    planned: dict[str, list[dict[str, Any]]] = {
+        "fx": [{"scope": "daily", "pricings": [], "interval_minutes": settings.fx_interval_minutes}]
+    }
+    for run in planned_runs(settings):
+        planned.setdefault(run.collector.name, []).append(
+            {
+                "scope": run.scope.name,
+                "pricings": sorted(p.value for p in run.scope.pricings),
+                "interval_minutes": run.interval_minutes,
+            }
+        )
+    return planned
+
+
 def providers_answer(state: AppState) -> bytes:
-    states = provider_states(state.cursor(), state.clock(), known_providers())
+    cur = state.cursor()
+    states = provider_states(cur, state.clock(), known_providers())
+    recent = recent_runs(cur, RECENT_RUNS)
+    planned = schedules(state.settings)
     return dumps(
         {
             "providers": [
@@ -144,6 +187,9 @@ def providers_answer(state: AppState) -> bytes:
                     "scope": s.last_scope,
                     "notes": s.last_notes,
                     "export_error": s.last_export_error,
+                    # Extensions: how often serve collects it, and its newest runs (newest first).
+                    "schedule": planned.get(s.provider, []),
+                    "recent_runs": [run_json(run) for run in recent.get(s.provider, [])],
                 }
                 for s in states
             ]
@@ -152,16 +198,27 @@ def providers_answer(state: AppState) -> bytes:
 
 
 def health_answer(state: AppState) -> bytes:
-    """The threaded path: current offers and the last export attempt, each read again only after a write."""
-    return health_body(state, state.current(), state.store.last_export())
+    """The threaded path: current offers, the last export and publish attempts, each read again only after a write."""
+    published = state.store.last_publish() if state.settings.publish_targets else None
+    return health_body(state, state.current(), state.store.last_export(), published)
 
 
-def health_body(state: AppState, current: CurrentOffers, export: ExportAttempt | None) -> bytes:
+def health_body(
+    state: AppState, current: CurrentOffers, export: ExportAttempt | None, published: PublishAttempt | None = None
+) -> bytes:
     """`/healthz` from what is in memory: no query, so liveness never waits behind heavy answers.
-    `degraded` (with the reasons in `problems`) when the last write to the database or to the
-    export files failed: the API answers, but what it and the sheets say is ageing."""
-    problems = [p for p in (state.store.write_problem, export.error if export else None) if p]
-    return dumps(
+    `degraded` (with the reasons in `problems`) when the last write to the database, to the export
+    files or of a snapshot for replicas failed: the API answers, but what it and the sheets say is
+    ageing. A replica is degraded when its snapshot is older than GPUPRICE_REPLICA_STALE_AFTER_S (or
+    none is loaded yet); the collecting process's exports are its own business there."""
+    problems = [p for p in (state.store.write_problem,) if p]
+    body: dict[str, Any] = {"role": "replica" if state.replica else "collector"}
+    if state.replica is not None:
+        body["snapshot"], snapshot_problems = state.replica.health()
+        problems += snapshot_problems
+    else:
+        problems += [p for p in (export.error if export else None, published.error if published else None) if p]
+    body.update(
         {
             "status": "degraded" if problems else "ok",
             "problems": problems,
@@ -174,3 +231,11 @@ def health_body(state: AppState, current: CurrentOffers, export: ExportAttempt |
             else {"attempted_at": iso(export.at), "after": export.provider, "error": export.error},
         }
     )
+    if published is not None:
+        body["publish"] = {
+            "attempted_at": iso(published.at),
+            "version": published.version,
+            "targets": published.targets,
+            "error": published.error,
+        }
+    return dumps(body)

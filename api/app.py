@@ -7,6 +7,7 @@ loop itself reads memory only (AnswerCache, the index)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,7 +15,6 @@ from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
-from fastapi.responses import Response
 
 from api import docs
 from api.answer_cache import AnswerCache
@@ -22,9 +22,11 @@ from api.digests import run_compaction_job, run_digest_job
 from api.errors import install_error_handlers
 from api.head import HeadAsGet
 from api.limits import LimitsFromSettings, limits_of
-from api.routes import cheapest, digest, estimate, export, offers, providers
-from api.routes.deps import json_response
-from api.state import AppState, dumps
+from api.metrics import install_metrics
+from api.replica import Replica
+from api.routes import cheapest, digest, estimate, export, offers, pages, providers
+from api.state import AppState
+from collectors.publishing import publisher_for
 from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
@@ -57,9 +59,16 @@ def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
     return [("digest", digest_job, trigger)]
 
 
-def create_app(settings: Settings | None = None, store: PriceStore | None = None, schedule: bool = True) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    store: PriceStore | None = None,
+    schedule: bool = True,
+    replica: Replica | None = None,
+) -> FastAPI:
     """The app. With `store` given (tests), it is used as is and not closed; with `schedule`, the
-    collectors run at start-up and then on their intervals."""
+    collectors run at start-up and then on their intervals. With `replica` (serve --replica-of), the
+    store is the replica's copy of a published snapshot, kept up to date by polling its source, and
+    nothing is collected; the answers are the same."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -67,15 +76,25 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
         own_store = store is None
         switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
-        price_store = store or PriceStore(settings)
-        app.state.gpuprice = AppState(price_store, settings)
-        scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings)) if schedule else None
-        if scheduler is not None:
+        price_store = replica.loader.store if replica is not None else store or PriceStore(settings)
+        app.state.gpuprice = AppState(price_store, settings, replica=replica)
+        background: list[asyncio.Task[object]] = []
+        scheduler = None
+        if replica is not None:
+            background.append(asyncio.create_task(replica.poll()))
+            log.info("replica of %s, checking every %g s", replica.where, settings.replica_poll_s)
+        elif schedule:
+            scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings))
             scheduler.start()
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
+        publisher = publisher_for(price_store, settings) if replica is None else None
+        if publisher is not None:  # what is stored may be newer than what was published
+            background.append(asyncio.create_task(publisher.now()))
         try:
             yield
         finally:
+            for task in background:
+                task.cancel()
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             if own_store:
@@ -95,8 +114,9 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     install_error_handlers(app)
     app.add_middleware(LimitsFromSettings, settings=settings)
     app.add_middleware(AnswerCache, owner=app)
+    install_metrics(app)  # /metrics, and the request timer outside the cache (a cached answer is timed too)
     app.add_middleware(HeadAsGet)  # outermost: a HEAD is routed (and served from cache) as its GET
-    for module in (cheapest, estimate, offers, providers, digest, export, docs):
+    for module in (cheapest, estimate, offers, providers, digest, export, docs, pages):
         app.include_router(module.router)
     document = app.openapi
 
@@ -105,29 +125,5 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
             return document()
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> Response:
-        return json_response(
-            dumps(
-                {
-                    "service": "gpuprice",
-                    "version": VERSION,
-                    "endpoints": [
-                        "/cheapest?mem=60GB&hours=200",
-                        "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&hours=200",
-                        "/estimate?model=qwen2.5-14b&workload=lora&context=4096",
-                        "/offers",
-                        "/offers/history",
-                        "/digest",
-                        "/digest.atom",
-                        "/export?format=csv",
-                        "/providers",
-                        "/healthz",
-                        "/docs",
-                    ],
-                }
-            )
-        )
 
     return app

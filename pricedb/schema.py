@@ -166,6 +166,23 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ),
     (
         7,
+        "attempts to publish a snapshot for replicas",
+        [
+            # One row per attempt (pricedb.replication.publish), kept by the collecting process only:
+            # it is not part of the snapshot. /healthz reads the newest.
+            """
+            CREATE TABLE publishes (
+                attempted_at TIMESTAMP NOT NULL,  -- UTC
+                version BIGINT,                   -- the snapshot's version; NULL when the attempt failed
+                last_run_id BIGINT NOT NULL,      -- the newest run the snapshot holds
+                targets VARCHAR NOT NULL,         -- where to (credentials masked)
+                error VARCHAR                     -- why it failed; NULL when published
+            )
+            """,
+        ],
+    ),
+    (
+        8,
         "observations laid out by offer for price history (pricedb/history_layout.py)",
         [
             # Rebuilt by `compact` (never edited in place): the observations up to `compacted_upto`,
