@@ -43,7 +43,7 @@ from tests.conftest import FIXTURES
 from tests.support.seaweedfs import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs
 
 ROOT = Path(__file__).resolve().parents[2]
-POLL_S = 1.5  # the bound is one poll + 1 s: a shorter poll leaves too little room on a loaded two-core machine
+POLL_S = 2.0  # the bound is one poll + 1 s: a shorter poll leaves too little room on a loaded two-core machine
 STALE_AFTER_S = 6.0
 BUCKET, PREFIX = "prices", "gpuprice"
 PUBLIC_URL = "http://prices.example.test"  # the Atom feed's links, the same from every process
