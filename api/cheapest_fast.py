@@ -16,9 +16,10 @@ the offers that can hold it. A question then costs a few array operations over t
 - billing: billed hours once per distinct rule, with api.cheapest's own functions, then
   `cny_per_hour × billed` for every row at once (the reference's IEEE product); stepped prices, rare,
   through `job_cost` row by row;
-- ranking: only rows whose first ranking figure is among the `limit` smallest (ties included) can be
-  shown; those few are priced with `job_cost` and sorted with the reference's own key, so what is
-  shown is computed exactly as the reference computes it.
+- ranking: only rows whose total is among the `limit` smallest (ties included) can be shown; those
+  few are priced with `job_cost` and sorted with the reference's own key, so what is shown is
+  computed exactly as the reference computes it. Rankings that need a card's figures (¥ per million
+  tokens, a job timed from its amount of work) go to the reference `select` as they are.
 
 A new filter or ranking figure is a column built in `OfferColumns.build` and read in `select_fast`;
 tests/api/test_cheapest_fast.py must then draw the new parameter in its random questions.
@@ -40,6 +41,7 @@ from api.cheapest import (
     by_total,
     job_cost,
     monthly_period,
+    select,
     whole_periods,
 )
 from pricedb.models import Pricing
@@ -134,7 +136,6 @@ class OfferColumns:
     rules: list[Rule]  # the distinct billing rules
     rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
     configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
-    cards: Grouped  # (gpu_count, gpu_memory_gb, form_factor, interconnect): what throughput depends on
 
     @classmethod
     def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
@@ -168,17 +169,19 @@ class OfferColumns:
             rules=rules,
             rule=np.array([-1 if r is None else rule_index[r] for r in rule_of], dtype=np.int32),
             configurations=Grouped((o.gpu_count, o.gpu_memory_gb) for o in offers),
-            cards=Grouped((o.gpu_count, o.gpu_memory_gb, o.form_factor, o.interconnect) for o in offers),
         )
 
     def rows_for(self, chosen: OfferFilter, query: CheapestQuery) -> np.ndarray:
-        """The rows the selecting rules keep (gpu, pricing, provider, region, sku), and, asked by
-        `mem` across a machine's GPUs, only those with the capacity: a binary search on the sorted rows."""
-        rows = self.by_gpu.get(chosen.gpu)
-        if rows is None:
-            return np.empty(0, dtype=np.int64)
-        if query.mem_gb is not None and not query.single_gpu:
-            rows = rows[np.searchsorted(self.capacity_by_gpu[chosen.gpu], query.mem_gb, side="left") :]
+        """The rows the selecting rules keep (gpus, pricing, provider, region, sku), and, asked by
+        `mem` across a machine's GPUs, only those with the capacity: a binary search in each model's rows."""
+        blocks = []
+        for model in chosen.gpus or self.by_gpu:  # no GPU named: every card
+            block = self.by_gpu.get(model)
+            if block is not None and query.mem_gb is not None and not query.single_gpu:
+                block = block[np.searchsorted(self.capacity_by_gpu[model], query.mem_gb, side="left") :]
+            if block is not None:
+                blocks.append(block)
+        rows = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.int64)
         for column, any_of in (
             (self.pricing, chosen.pricings),
             (self.provider, chosen.providers),
@@ -215,31 +218,16 @@ class OfferColumns:
                 totals[at] = cost.total_cny
         return totals
 
-    def per_mtoken(self, rows: np.ndarray, judge: Judge) -> np.ndarray:
-        """¥ per million tokens on each of `rows` (priced), the Judge's throughput once per card group."""
-        groups = self.cards.index[rows]
-        tokens_per_s = np.full(len(self.cards.keys), np.nan)
-        for group in np.unique(groups):
-            tokens_per_s[group] = judge.throughput(self.offers[self.cards.first[group]]).tokens_per_s  # type: ignore[attr-defined]
-        speed = tokens_per_s[groups]
-        with np.errstate(divide="ignore"):
-            figure = self.cny_per_hour[rows] / (speed * 3600) * 1e6  # api.estimator.cny_per_million_tokens
-        return np.where(speed <= 0, np.inf, figure)
-
-
-def _first_figure(
-    columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
-) -> np.ndarray:
-    """The first element of each row's ranking key (the job's total, or ¥ per million tokens)."""
-    if judge is not None and getattr(judge, "rank_by", "total") == "per_mtoken":
-        return columns.per_mtoken(rows, judge)
-    return columns.totals(rows, query.hours, settings)
-
 
 def select_fast(
     columns: OfferColumns, query: CheapestQuery, settings: Settings, judge: Judge | None = None
 ) -> Selection:
-    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit`."""
+    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit`. A question
+    whose ranking or hours need figures a card may lack (`rank_by=per_mtoken`, an amount of work:
+    each option timed on its own card, some left `unranked`) is given to the reference as it is."""
+    if judge is not None and judge.needs_card_figures:
+        return select(columns.offers, query, settings, judge)
+    assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
     chosen = query.offer_filter
     rows = columns.rows_for(chosen, query)
     rows = rows[columns.viable(rows, query, judge)]
@@ -258,7 +246,7 @@ def select_fast(
     priced = columns.priced[rows]
     unpriced = [columns.offers[i] for i in np.sort(rows[~priced])]  # in the offers' order, as the reference
     rows = rows[priced]
-    return Selection(_top(columns, rows, query, settings, judge), unpriced, excluded, len(rows))
+    return Selection(_top(columns, rows, query, settings, judge), unpriced, excluded, [], len(rows))
 
 
 def _top(
@@ -271,7 +259,8 @@ def _top(
     if limit <= 0 or len(rows) == 0:
         return []
     if len(rows) > limit:
-        figure = _first_figure(columns, rows, query, settings, judge)
+        assert query.hours is not None
+        figure = columns.totals(rows, query.hours, settings)  # the first element of every ranking key here
         threshold = np.partition(figure, limit - 1)[limit - 1]
         rows = rows[figure <= threshold]
     pairs = []

@@ -22,7 +22,7 @@ from api.app import create_app
 from collectors import fx_ecb
 from collectors.replay import Replay, serve_replay
 from collectors.runner import RunSummary, collect
-from pricedb.models import FxRate, Pricing, Quote, RunStatus, Unit
+from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord, utc_naive
 from tests.conftest import FIXTURES
@@ -43,10 +43,11 @@ def make_quote(
     gpu_count: int = 8,
     gpu_memory_gb: float = 40.0,
     observed_at: datetime = NOW,
+    gpu_model: str = "A100",
     **extra: object,
 ) -> Quote:
     return Quote(
-        provider=provider, region=region, sku=sku, gpu_model="A100", gpu_memory_gb=gpu_memory_gb,
+        provider=provider, region=region, sku=sku, gpu_model=gpu_model, gpu_memory_gb=gpu_memory_gb,
         gpu_count=gpu_count, pricing=pricing, price=price, currency=currency, unit=unit,
         source_url=f"https://example.test/{provider}", observed_at=observed_at, **extra,
     )  # fmt: skip
@@ -60,12 +61,13 @@ def make_run(
     pricings: frozenset[Pricing] | None = None,
     error: str | None = None,
     stale_after_minutes: int = 48 * 60,
+    zones: dict[str, list[InstanceZone]] | None = None,
 ) -> RunRecord:
     covered = pricings if pricings is not None else frozenset(q.pricing for q in quotes) or frozenset(Pricing)
     return RunRecord(
         provider=provider, scope="all", pricings=covered, started_at=finished_at - timedelta(seconds=5),
         finished_at=finished_at, status=status, offline=False, stale_after_minutes=stale_after_minutes,
-        error=error, quotes=quotes if status is RunStatus.OK else [],
+        error=error, quotes=quotes if status is RunStatus.OK else [], zones=zones or {},
     )  # fmt: skip
 
 

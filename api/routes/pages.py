@@ -111,30 +111,28 @@ def _market_file(state: AppState, page: Page, markdown: bool) -> Built:
     return Rendered.of(text), 200
 
 
-@router.get("/market.csv")
-async def market_csv(request: Request, state: State) -> Response:
-    """The market page's table as shown (columns, order, currency, language), as CSV."""
+async def _serve_market_file(request: Request, state: State, markdown: bool) -> Response:
+    kind, suffix = ("markdown", "md") if markdown else ("csv", "csv")
     return await serve(
         request,
         state,
-        lambda page: _market_file(state, page, markdown=False),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": 'attachment; filename="gpuprice-market.csv"'},
+        lambda page: _market_file(state, page, markdown=markdown),
+        media_type=f"text/{kind}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="gpuprice-market.{suffix}"'},
         **_market_options(request),
     )
+
+
+@router.get("/market.csv")
+async def market_csv(request: Request, state: State) -> Response:
+    """The market page's table as shown (columns, order, currency, language), as CSV."""
+    return await _serve_market_file(request, state, markdown=False)
 
 
 @router.get("/market.md")
 async def market_markdown(request: Request, state: State) -> Response:
     """The same as Markdown."""
-    return await serve(
-        request,
-        state,
-        lambda page: _market_file(state, page, markdown=True),
-        media_type="text/markdown; charset=utf-8",
-        headers={"Content-Disposition": 'attachment; filename="gpuprice-market.md"'},
-        **_market_options(request),
-    )
+    return await _serve_market_file(request, state, markdown=True)
 
 
 @router.get("/job")

@@ -2,7 +2,8 @@
 (api/cheapest.py's `select`): the whole JSON, byte for byte, on a few thousand random questions
 over random offers — by `mem` and by model and workload, every filter, flag, billing rule (per
 second/minute/hour with minimums, monthly, fixed terms, reserved, stepped prices), unpriced offers,
-ties in price, and `rank_by=per_mtoken`."""
+ties in price, one, several or every GPU model, an amount of work (`tokens`, `epochs` ×
+`dataset_tokens`) instead of hours, and `rank_by=per_mtoken` / `job_total`."""
 
 from __future__ import annotations
 
@@ -103,12 +104,20 @@ def random_question(rng: random.Random) -> dict[str, str]:
             question["precision"] = rng.choice(("int4", "int8", "bf16"))
         if rng.random() < 0.2:
             question["gpus"] = rng.choice(("1", "2", "8"))
-        if workload == "inference" and rng.random() < 0.5:
+        if workload == "inference" and rng.random() < 0.4:
             question["rank_by"] = "per_mtoken"
+        if rng.random() < 0.25:  # an amount of work instead of hours: each option timed on its card
+            question.pop("hours")
+            if workload != "inference" and rng.random() < 0.5:
+                question.update(epochs=rng.choice(("1", "2.5")), dataset_tokens=rng.choice(("100M", "2B")))
+            else:
+                question["tokens"] = rng.choice(("1M", "500M", "3B"))
+            if rng.random() < 0.5:
+                question["rank_by"] = "job_total"
     else:
         question["mem"] = rng.choice(("24", "40GB", "60", "80", "160", "320", "641", str(rng.uniform(1, 700))))
-    if "rank_by" not in question and rng.random() < 0.3:
-        question["gpu"] = rng.choice(list(GPUS))
+    if rng.random() < 0.6:  # otherwise every card
+        question["gpu"] = ",".join(rng.sample(list(GPUS), rng.randint(1, 2)))
     for name, values in (("provider", PROVIDERS), ("region", REGIONS), ("pricing", tuple(p.value for p in Pricing))):
         if rng.random() < 0.2:
             question[name] = some(rng, values)

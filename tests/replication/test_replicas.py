@@ -55,7 +55,7 @@ QUESTIONS = [
     "/providers",
     "/export?format=csv",
     "/export?format=parquet",
-    "/export/skypilot/aws/vms.csv",
+    "/export/skypilot/azure/vms.csv",  # aws needs zones, which this manual-only round has not collected
     "/digest?date=2026-11-20&format=md",
     "/digest.atom",
 ]
