@@ -8,8 +8,18 @@
   const NUMERIC = new Set(["money", "native", "number"]);
   const MISSING = "—";
 
+  // As the server writes it (Python's format): both round the double's exact value, but on an
+  // exact half toFixed goes up and Python to even. toFixed(100) is the exact decimal expansion.
+  function fixed(v, digits) {
+    const [whole, fraction] = v.toFixed(100).split(".");
+    const rest = fraction.slice(digits);
+    const tie = rest[0] === "5" && /^0*$/.test(rest.slice(1));
+    if (tie && Number(fraction[digits - 1]) % 2 === 0) return whole + "." + fraction.slice(0, digits);
+    return v.toFixed(digits);
+  }
+
   function amount(v) {
-    return Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(4);
+    return Math.abs(v) >= 1 ? fixed(v, 2) : fixed(v, 4);
   }
 
   // The form's state as a query string: lists joined with commas, a checkbox's last value, and
