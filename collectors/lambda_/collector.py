@@ -1,4 +1,4 @@
-"""`LambdaCollector`: one instance-types call, its A100 types (collectors.lambda_.instance_types)
+"""`LambdaCollector`: one instance-types call, its GPU types (collectors.lambda_.instance_types)
 reported in every watched region, available where Lambda lists capacity now.
 
 Source: https://cloud.lambda.ai/api/v1/instance-types (an API key; the package docstring has the
@@ -6,6 +6,7 @@ details)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -13,9 +14,12 @@ from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.jsonapi import fetch_explained
-from collectors.lambda_.instance_types import a100_spec, capacity_regions, gpu_count_of, host_shape, instance_types
-from pricedb.card_names import GpuSpec
+from collectors.lambda_.instance_types import capacity_regions, card_of, gpu_count_of, host_shape, instance_types
+from pricedb.card_names import GpuSpec, UnknownGpu
 from pricedb.models import Availability, Pricing, Quote, Unit
+from pricedb.redact import get_logger
+
+log = get_logger("gpuprice.collectors.lambda")
 
 INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 API_KEYS_PAGE = "https://cloud.lambda.ai/api-keys"
@@ -67,22 +71,30 @@ class LambdaCollector(Collector):
         capacity = {name: capacity_regions(raw, name, item) for name, item in types.items()}
         configured = self.settings.regions_for(self.name, [])
         watched = set(configured) or set().union(*capacity.values())
-        a100: list[tuple[str, Mapping[str, Any], GpuSpec]] = []
+        cards: list[tuple[str, Mapping[str, Any], GpuSpec]] = []
+        unknown: Counter[str] = Counter()
         for name, item in types.items():
-            spec = a100_spec(raw, name, item)
+            try:
+                spec = card_of(raw, name, item)
+            except UnknownGpu:
+                unknown[str(item["instance_type"]["gpu_description"])] += 1
+                continue
             if spec is not None:
-                a100.append((name, item, spec))
-        if not a100:
+                cards.append((name, item, spec))
+        if not cards:
             raise ParseError(
-                f"{raw.url}: none of the {len(types)} instance types is an A100 ({', '.join(sorted(types))})"
+                f"{raw.url}: none of the {len(types)} instance types holds a GPU the card table knows "
+                f"({', '.join(sorted(types))})"
             )
         if not watched:
             raise ParseError(
                 f"{raw.url}: Lambda lists no region with capacity for any instance type, so there is no region to "
-                "report the A100 types in; set GPUPRICE_LAMBDA_REGIONS to record them as sold out there"
+                "report the GPU types in; set GPUPRICE_LAMBDA_REGIONS to record them as sold out there"
             )
+        if unknown:
+            log.warning("lambda: GPU types the card table does not know, left out: %s", dict(unknown))
         quotes = []
-        for name, item, spec in sorted(a100, key=lambda entry: entry[0]):
+        for name, item, spec in sorted(cards, key=lambda entry: entry[0]):
             for region in sorted(watched):
                 quotes.append(self._quote(raw, name, item, spec, region, region in capacity[name]))
         return quotes
