@@ -1,4 +1,4 @@
-"""`VerdaCollector`: the token, instance types, availability and long-term periods
+"""`VerdaCollector`: the token, instance types (every GPU type), availability and long-term periods
 (collectors.verda.api), read into quotes (collectors.verda.offers).
 
 Source: the Verda Cloud API under https://api.verda.com/v1 (the package docstring has the details)."""
@@ -23,8 +23,11 @@ from collectors.verda.api import (
     TOKEN_URL,
     access_token,
 )
-from collectors.verda.offers import PROVIDER, a100_types, availability, build_quotes, periods
+from collectors.verda.offers import PROVIDER, availability, build_quotes, gpu_types, periods
 from pricedb.models import Pricing, Quote
+from pricedb.redact import get_logger
+
+log = get_logger("gpuprice.collectors.verda")
 
 LONG_TERM_PRICINGS = frozenset({Pricing.MONTHLY, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y})
 
@@ -70,11 +73,14 @@ class VerdaCollector(Collector):
             raise ParseError(f"Verda answers missing from the run: {', '.join(missing)}")
         raw_types = by_label[LABEL_TYPES]
         terms = periods(by_label[LABEL_LONG_TERM]) if LABEL_LONG_TERM in by_label else None
+        types, unknown = gpu_types(raw_types)
+        if unknown:
+            log.warning("verda: GPU types the card table does not know, left out: %s", dict(unknown))
         return build_quotes(
             self.settings,
             self.quote,
             raw_types,
-            a100_types(raw_types),
+            types,
             availability(by_label[LABEL_ON_DEMAND]),
             availability(by_label[LABEL_SPOT]),
             terms,
