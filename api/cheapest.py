@@ -210,6 +210,8 @@ def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
         "interruptible": offer.pricing == Pricing.SPOT.value,
         "form_factor": offer.form_factor,
         "interconnect": offer.interconnect,
+        "gpu_fraction": offer.gpu_fraction,
+        "gpu_partition": offer.gpu_partition,
         "term_hours": offer.term_hours,
         "fx_rate": offer.fx_rate,
         "fx_date": offer.fx_date.isoformat() if offer.fx_date else None,

@@ -65,7 +65,8 @@ def seed(db: Path, offers: int, observations: int) -> None:
                    5.0 + (i % 97) * 0.37, 'USD', 'hour', NULL, 1, 60, 'available', NULL, NULL, NULL, NULL,
                    'https://example.test/', TIMESTAMP '{utc_naive(now).isoformat()}', false,
                    7.6 / 1.05, DATE '{day.isoformat()}', NULL, NULL, NULL, NULL,
-                   CASE WHEN i % 5 = 0 THEN 24 ELSE 96 END, CASE WHEN i % 5 = 0 THEN 220.0 ELSE 1152.0 END
+                   CASE WHEN i % 5 = 0 THEN 24 ELSE 96 END, CASE WHEN i % 5 = 0 THEN 220.0 ELSE 1152.0 END,
+                   NULL, NULL
             FROM range({per_provider}) t(i)
             """
         )
@@ -81,7 +82,8 @@ def seed(db: Path, offers: int, observations: int) -> None:
                interconnect, pricing, price * (0.9 + (i % 20) / 100.0), currency, unit, term_hours,
                billing_increment_s, billing_minimum_s, availability, list_price, tax_included, price_steps, notes,
                source_url, TIMESTAMP '{start.isoformat()}' + to_minutes(CAST(i // {offers} * 525 AS BIGINT)),
-               offline, fx_rate, fx_date, fx_note, cny_per_hour, cny_per_gpu_hour, cny_per_gb_hour, vcpus, memory_gib
+               offline, fx_rate, fx_date, fx_note, cny_per_hour, cny_per_gpu_hour, cny_per_gb_hour, vcpus, memory_gib,
+               gpu_partition, gpu_fraction
         FROM range({observations}) t(i) JOIN offers o ON o.observation_id = i % {offers}
         """
     )

@@ -4,9 +4,11 @@ The same checks run in tests (on fixtures) and at run time (on live data). A quo
 rejected with its reason, which the run records; the others are stored.
 
 - the price is positive;
-- the GPU is known: model in the GPU table, memory one of the sizes that model is sold in;
+- the GPU is known: model in the GPU table, memory one of the sizes that model is sold in — or, for
+  a quote marked as a slice of one GPU (`gpu_fraction`, `gpu_partition`: a MIG instance, a vGPU
+  share), at most the model's largest size; an unmarked odd size is never taken for a slice;
 - the per-GPU hourly price, in USD, lies in the model's plausible band (skipped when no FX rate is
-  known yet, since it cannot be judged);
+  known yet, since it cannot be judged); a slice's price is judged per whole GPU (price ÷ fraction);
 - spot is not dearer than on-demand for the same provider, region and SKU (in this run, or against
   the stored on-demand offer when this run covers spot only).
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pricedb.cards import MODEL_FACTS
+from pricedb.cards import MODEL_FACTS, GpuModelFacts
 from pricedb.fx import FxTable
 from pricedb.models import Pricing, Quote
 from pricedb.normalize import normalize
@@ -41,6 +43,36 @@ def _usd_per_gpu_hour(quote: Quote, fx: FxTable, settings: Settings) -> float | 
     return figures.cny_per_gpu_hour / usd.rate
 
 
+def _memory_problem(quote: Quote, facts: GpuModelFacts) -> str | None:
+    sizes = sorted(facts.memory_sizes_gb)
+    if quote.gpu_fraction is not None:
+        if quote.gpu_memory_gb > sizes[-1]:
+            return f"{quote.gpu_model} slice of {quote.gpu_memory_gb:g} GB is larger than the card ({sizes[-1]:g} GB)"
+        return None
+    if quote.gpu_memory_gb not in facts.memory_sizes_gb:
+        listed = ", ".join(f"{s:g}" for s in sizes)
+        return f"{quote.gpu_model} with {quote.gpu_memory_gb:g} GB is not a known size ({listed} GB)"
+    return None
+
+
+def _price_problem(quote: Quote, facts: GpuModelFacts, fx: FxTable, settings: Settings) -> str | None:
+    usd = _usd_per_gpu_hour(quote, fx, settings)
+    low, high = facts.usd_per_gpu_hour
+    if usd is None:
+        return None
+    if quote.gpu_fraction is None:
+        if low <= usd <= high:
+            return None
+        return f"{usd:.3f} USD per GPU-hour is outside the plausible {low:g}–{high:g} for {quote.gpu_model}"
+    whole = usd / quote.gpu_fraction
+    if low <= whole <= high:
+        return None
+    return (
+        f"{usd:.3f} USD per slice-hour ({whole:.3f} per whole GPU, {quote.gpu_partition}) is outside "
+        f"the plausible {low:g}–{high:g} for {quote.gpu_model}"
+    )
+
+
 def check_quote(quote: Quote, fx: FxTable, settings: Settings) -> str | None:
     """The reason `quote` cannot be true, or None."""
     if quote.price <= 0:
@@ -48,14 +80,7 @@ def check_quote(quote: Quote, fx: FxTable, settings: Settings) -> str | None:
     facts = MODEL_FACTS.get(quote.gpu_model)
     if facts is None:
         return f"unknown GPU model {quote.gpu_model!r}"
-    if quote.gpu_memory_gb not in facts.memory_sizes_gb:
-        sizes = ", ".join(f"{s:g}" for s in sorted(facts.memory_sizes_gb))
-        return f"{quote.gpu_model} with {quote.gpu_memory_gb:g} GB is not a known size ({sizes} GB)"
-    usd = _usd_per_gpu_hour(quote, fx, settings)
-    low, high = facts.usd_per_gpu_hour
-    if usd is not None and not low <= usd <= high:
-        return f"{usd:.3f} USD per GPU-hour is outside the plausible {low:g}–{high:g} for {quote.gpu_model}"
-    return None
+    return _memory_problem(quote, facts) or _price_problem(quote, facts, fx, settings)
 
 
 def check_quotes(

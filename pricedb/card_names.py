@@ -42,12 +42,18 @@ _S = r"[\s_-]*"  # what names put between the parts of one word ("RTX 6000 Ada",
 _NOT_ANOTHER_GEFORCE = rf"(?!{_S}(ti|super|d){_R})"  # RTX 3090 Ti, RTX 4080 SUPER, RTX 4090 D
 
 
+class UnknownGpu(ValueError):
+    pass
+
+
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     model: str
     memory_gb: float  # per GPU; for a slice, the slice's
-    form_factor: str | None = None  # "SXM4", "SXM5", "PCIe"
+    form_factor: str | None = None  # "SXM4", "SXM5", "PCIe" (of the card a slice is cut from)
     interconnect: str | None = None  # "NVLink", "PCIe"
+    gpu_fraction: float | None = None  # a slice: its share of one GPU's compute; None: a whole GPU
+    gpu_partition: str | None = None  # a slice: what it is ("MIG 1g.10gb", "1/6 GPU (vGPU)")
 
     def quote_fields(self) -> dict[str, object]:
         """The GPU fields of a Quote: `Quote(**spec.quote_fields(), gpu_count=…, …)`."""
@@ -56,11 +62,21 @@ class GpuSpec:
             "gpu_memory_gb": self.memory_gb,
             "form_factor": self.form_factor,
             "interconnect": self.interconnect,
+            "gpu_fraction": self.gpu_fraction,
+            "gpu_partition": self.gpu_partition,
         }
 
-
-class UnknownGpu(ValueError):
-    pass
+    def slice(self, fraction: float, partition: str, memory_gb: float) -> GpuSpec:
+        """A slice of this card: `fraction` of one GPU with `memory_gb` of its memory, called
+        `partition` (e.g. Azure's NV6ads_A10_v5: `identify("A10").slice(1/6, "1/6 GPU (vGPU)", 4)`).
+        UnknownGpu when it cannot be a slice of this card."""
+        largest = max(memory_sizes(self.model), default=0.0)
+        if not 0 < fraction <= 1 or not 0 < memory_gb <= largest:
+            raise UnknownGpu(
+                f"{partition!r}: {fraction:g} of a GPU with {memory_gb:g} GB is not a slice of the {self.model} "
+                f"(at most {largest:g} GB)"
+            )
+        return GpuSpec(self.model, float(memory_gb), self.form_factor, self.interconnect, fraction, partition)
 
 
 def _named(model: str, memory_gb: float, form_factor: str | None = None) -> GpuSpec:
@@ -202,7 +218,7 @@ def _memory_named(name: str, model: str, nvl: bool) -> float:
     mentioned = _mentioned_sizes(name)
     if mentioned - set(sizes) or len(mentioned) > 1:
         said = ", ".join(f"{m:g} GB" for m in sorted(mentioned))
-        raise UnknownGpu(f"{name!r} says {said}; a {model} is sold with {', '.join(f'{s:g}' for s in sizes)} GB")
+        raise UnknownGpu(f"{name!r} says {said}; the {model} is sold with {', '.join(f'{s:g}' for s in sizes)} GB")
     if mentioned:
         return mentioned.pop()
     candidates = {c.memory_gb for c in cards_of(model) if (c.variant == "NVL") == nvl}
@@ -251,9 +267,32 @@ def _card_named(name: str, memory_gb: float | None) -> GpuSpec:
     return GpuSpec(model, memory_gb, named.form_factor, named.interconnect)
 
 
+# A MIG profile: "1g.10gb", "MIG 3g.40gb", "nvidia.com/mig-1g.10gb", "1g.10gb+me" (media extensions).
+_MIG_PROFILE = re.compile(r"(?<![a-z0-9])(\d)g\.(\d+)gb(?:\+me)?(?![a-z0-9])", re.IGNORECASE)
+_MIG_WORD = re.compile(r"(nvidia\.com/)?(?<![a-z0-9])mig(?![a-z0-9])[\s_-]*", re.IGNORECASE)
+
+
+def _mig_slice(name: str, profile: re.Match[str]) -> GpuSpec:
+    """A MIG instance: the card the rest of the name says, cut as the profile says. UnknownGpu for a
+    card NVIDIA's MIG guide does not list or a profile larger than the card."""
+    whole = identify(_MIG_WORD.sub(" ", name[: profile.start()] + name[profile.end() :]).strip())
+    slices, memory = int(profile.group(1)), float(profile.group(2))
+    instances = {c.mig_instances for c in cards_of(whole.model) if c.memory_gb == whole.memory_gb}
+    if len(instances) != 1 or None in instances:
+        raise UnknownGpu(f"{name!r}: the {whole.model} {whole.memory_gb:g}GB is not a card MIG slices")
+    (count,) = instances
+    if slices > count or memory > whole.memory_gb or (slices < count and memory == whole.memory_gb):
+        raise UnknownGpu(f"{name!r}: not a MIG profile of the {whole.model} {whole.memory_gb:g}GB ({count} slices)")
+    return whole.slice(slices / count, f"MIG {slices}g.{memory:g}gb", memory)
+
+
 def identify(name: str, memory_gb: float | None = None) -> GpuSpec:
     """The GPU a provider's name means. `memory_gb`, when the provider states it separately
-    (Vast's gpu_ram, Aliyun's GPUMemorySize), wins over what the name implies."""
+    (Vast's gpu_ram, Aliyun's GPUMemorySize), wins over what the name implies — except for a MIG
+    slice, whose profile states its memory exactly."""
+    profile = _MIG_PROFILE.search(name)
+    if profile is not None:
+        return _mig_slice(name, profile)
     for pattern, spec in _COMPILED:
         if pattern.search(name):
             if memory_gb is not None and memory_gb != spec.memory_gb:

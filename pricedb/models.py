@@ -93,6 +93,12 @@ class Quote(BaseModel):
     # …); None where it does not (pricedb.shapes has the fallback table for the big clouds).
     vcpus: int | None = Field(default=None, ge=1)
     memory_gib: float | None = Field(default=None, gt=0)
+    # A slice of one physical GPU (a MIG instance, a vGPU share) instead of whole cards: the share of
+    # one GPU's compute each of the `gpu_count` slices gets (MIG 1g = 1/7 of an A100), and what the
+    # provider calls it ("MIG 1g.10gb", "1/6 GPU (vGPU)"). `gpu_memory_gb` is then the slice's memory.
+    # Both None: whole GPUs.
+    gpu_fraction: float | None = Field(default=None, gt=0, le=1)
+    gpu_partition: str | None = Field(default=None, min_length=1)
 
     @field_validator("currency", mode="before")
     @classmethod
@@ -103,6 +109,12 @@ class Quote(BaseModel):
     def _term_needs_length(self) -> Quote:
         if self.unit is Unit.TERM and self.term_hours is None:
             raise ValueError("a price per term needs term_hours")
+        return self
+
+    @model_validator(mode="after")
+    def _slice_says_what_it_is(self) -> Quote:
+        if (self.gpu_fraction is None) != (self.gpu_partition is None):
+            raise ValueError("a GPU slice needs both gpu_fraction and gpu_partition")
         return self
 
     @property

@@ -55,6 +55,8 @@ class Offer:
     cny_per_gb_hour: float | None
     vcpus: int | None
     memory_gib: float | None
+    gpu_partition: str | None  # a slice of one GPU (MIG, vGPU): what it is, and its share; None: whole GPUs
+    gpu_fraction: float | None
     stale: bool
     held_reason: str | None = None  # why the newest quote was rejected, when the offer is held at its last good one
 

@@ -155,11 +155,21 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "ALTER TABLE runs ADD COLUMN export_error VARCHAR",
         ],
     ),
+    (
+        6,
+        "GPU slices (MIG instances, vGPU shares): the share of one GPU and what the provider calls it",
+        [
+            f"ALTER TABLE {table} ADD COLUMN {column} {kind}"
+            for table in ("observations", "offers")
+            for column, kind in (("gpu_partition", "VARCHAR"), ("gpu_fraction", "DOUBLE"))
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come
 # after the columns of QUOTE_COLUMNS_SQL in both tables, in this order (positional inserts rely on it).
-HOST_SHAPE_COLUMNS: tuple[str, ...] = ("vcpus", "memory_gib")
+HOST_SHAPE_COLUMNS: tuple[str, ...] = ("vcpus", "memory_gib")  # migration 3
+SLICE_COLUMNS: tuple[str, ...] = ("gpu_partition", "gpu_fraction")  # migration 6
 
 QUOTE_COLUMNS: tuple[str, ...] = (
     *(
@@ -168,4 +178,5 @@ QUOTE_COLUMNS: tuple[str, ...] = (
         if line.strip() and not line.strip().startswith("--")
     ),
     *HOST_SHAPE_COLUMNS,
+    *SLICE_COLUMNS,
 )

@@ -25,9 +25,11 @@ SHEET_COLUMNS: tuple[str, ...] = (
     "provider", "region", "sku", "gpu_model", "gpu_memory_gb", "gpu_count", "form_factor", "interconnect",
     "pricing", "price", "currency", "unit", "cny_per_hour", "cny_per_gpu_hour", "cny_per_gb_hour", "fx_rate",
     "fx_date", "observed_at", "source_url", "stale", "availability", "vcpus", "memory_gib",
+    "gpu_fraction", "gpu_partition",
 )  # fmt: skip
-# The host shape (an extension at the end, CONTRACT §6 allows that): the offer's own, as its source
+# Extensions at the end (CONTRACT §6 allows that). The host shape: the offer's own, as its source
 # published it, else pricedb.shapes' table — the same figures the SkyPilot and gpuhunt catalogs carry.
+# Then the GPU slice (empty for whole GPUs): share of one GPU, and the provider's name for the slice.
 HOST_COLUMNS = ("vcpus", "memory_gib")
 
 # DuckDB types for Parquet, in SHEET_COLUMNS order.
@@ -35,6 +37,7 @@ _SHEET_TYPES: tuple[str, ...] = (
     "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "INTEGER", "VARCHAR", "VARCHAR",
     "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE",
     "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN", "VARCHAR", "INTEGER", "DOUBLE",
+    "DOUBLE", "VARCHAR",
 )  # fmt: skip
 
 

@@ -189,7 +189,7 @@ def test_after_run_files_hold_every_catalog_under_gpuhunts_names(
 
 
 def test_the_price_sheet_ends_with_the_host_shape_own_first_then_the_table(client: TestClient) -> None:
-    assert SHEET_COLUMNS[-2:] == ("vcpus", "memory_gib")
+    assert SHEET_COLUMNS[-4:-2] == ("vcpus", "memory_gib")  # then the GPU slice columns
     sheet = rows(client.get("/export?format=csv&provider=aws,lambda").text)
     by_key = {(r["provider"], r["region"], r["sku"], r["pricing"]): r for r in sheet}
     own = by_key[("lambda", "us-east-1", "gpu_8x_a100", "on_demand")]

@@ -169,7 +169,7 @@ def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monke
 
     # A database as version 2 left it: quote columns without the host shape, one run stored.
     v2 = [m for m in schema.MIGRATIONS if m[0] <= 2]
-    old_columns = schema.QUOTE_COLUMNS[: -len(schema.HOST_SHAPE_COLUMNS)]
+    old_columns = schema.QUOTE_COLUMNS[: schema.QUOTE_COLUMNS.index("vcpus")]
     monkeypatch.setattr(store_module, "MIGRATIONS", v2)
     monkeypatch.setattr(store_module, "QUOTE_COLUMNS", old_columns)
     old = PriceStore(settings)
@@ -183,7 +183,7 @@ def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monke
     assert upgraded.schema_version() == schema.MIGRATIONS[-1][0]  # 3 and every later one
     for table in ("observations", "offers"):
         columns = [c[0] for c in upgraded.cursor().execute(f"DESCRIBE {table}").fetchall()]
-        assert columns[-2:] == ["vcpus", "memory_gib"] and columns[2:] == list(schema.QUOTE_COLUMNS)
+        assert columns[-4:-2] == ["vcpus", "memory_gib"] and columns[2:] == list(schema.QUOTE_COLUMNS)
     before = offers_by_key(upgraded)[("aws", "us-east-1", "p4d.24xlarge", "on_demand")]
     assert (before.vcpus, before.memory_gib, before.price) == (None, None, 21.957642)  # old rows: NULL
     later = NOW + timedelta(hours=1)
