@@ -18,7 +18,8 @@ table's names (`pricedb.card_names.identify`: model, memory, and the form factor
 description says it — a V100's is left unknown), the GPU count from `specs.gpus` (checked against
 the "8x" of `description`), the host shape from `specs.vcpus` and `specs.memory_gib`. A type with
 `specs.gpus` 0 (Lambda's CPU instances) is no GPU offer; a description the card table does not know
-is left out and logged with its count, never guessed. On-demand only: reserved capacity and
+is left out, never guessed, and so is a type priced at 0 cents: each is counted in the run's notes
+(`unknown GPU, not collected: RTX 4090D (24 GB) (1 item)`). On-demand only: reserved capacity and
 1-Click Clusters are sold outside this API.
 
 Regions and availability. The price is the same in every region, and the API names only the

@@ -6,7 +6,7 @@ details)."""
 
 from __future__ import annotations
 
-from collections import Counter
+import contextlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -14,12 +14,10 @@ from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.jsonapi import fetch_explained
-from collectors.lambda_.instance_types import capacity_regions, card_of, gpu_count_of, host_shape, instance_types
-from pricedb.card_names import GpuSpec, UnknownGpu
+from collectors.lambda_.instance_types import capacity_regions, gpu_count_of, gpu_types, host_shape, instance_types
+from collectors.skipped import counted_notes
+from pricedb.card_names import GpuSpec
 from pricedb.models import Availability, Pricing, Quote, Unit
-from pricedb.redact import get_logger
-
-log = get_logger("gpuprice.collectors.lambda")
 
 INSTANCE_TYPES_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 API_KEYS_PAGE = "https://cloud.lambda.ai/api-keys"
@@ -58,7 +56,10 @@ class LambdaCollector(Collector):
             label="instance-types",
             headers={"Authorization": f"Bearer {self.api_key()}"},
         )
-        return Fetched([raw])
+        notes: list[str] = []
+        with contextlib.suppress(ParseError):  # parse() reports it
+            notes = counted_notes(gpu_types(raw, instance_types(raw))[1])
+        return Fetched([raw], notes=notes)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
         quotes: list[Quote] = []
@@ -71,19 +72,10 @@ class LambdaCollector(Collector):
         capacity = {name: capacity_regions(raw, name, item) for name, item in types.items()}
         configured = self.settings.regions_for(self.name, [])
         watched = set(configured) or set().union(*capacity.values())
-        cards: list[tuple[str, Mapping[str, Any], GpuSpec]] = []
-        unknown: Counter[str] = Counter()
-        for name, item in types.items():
-            try:
-                spec = card_of(raw, name, item)
-            except UnknownGpu:
-                unknown[str(item["instance_type"]["gpu_description"])] += 1
-                continue
-            if spec is not None:
-                cards.append((name, item, spec))
+        cards, _ = gpu_types(raw, types)  # what is left out is in the run's notes (fetch)
         if not cards:
             raise ParseError(
-                f"{raw.url}: none of the {len(types)} instance types holds a GPU the card table knows "
+                f"{raw.url}: none of the {len(types)} instance types holds a priced GPU the card table knows "
                 f"({', '.join(sorted(types))})"
             )
         if not watched:
@@ -91,10 +83,8 @@ class LambdaCollector(Collector):
                 f"{raw.url}: Lambda lists no region with capacity for any instance type, so there is no region to "
                 "report the GPU types in; set GPUPRICE_LAMBDA_REGIONS to record them as sold out there"
             )
-        if unknown:
-            log.warning("lambda: GPU types the card table does not know, left out: %s", dict(unknown))
         quotes = []
-        for name, item, spec in sorted(cards, key=lambda entry: entry[0]):
+        for name, item, spec in cards:
             for region in sorted(watched):
                 quotes.append(self._quote(raw, name, item, spec, region, region in capacity[name]))
         return quotes

@@ -5,12 +5,14 @@ against the description's "8x"), host shape and the regions listed with capacity
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from collectors.base import RawResponse
 from collectors.errors import ParseError
-from pricedb.card_names import GpuSpec, identify
+from collectors.skipped import NO_PRICE, UNKNOWN_GPU
+from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.shapes import host_fields
 
 _COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*x\s", re.IGNORECASE)
@@ -28,6 +30,29 @@ def instance_types(raw: RawResponse) -> dict[str, Mapping[str, Any]]:
         if not isinstance(item, Mapping) or not isinstance(item.get("instance_type"), Mapping):
             raise ParseError(f"{raw.url}: {name} has no 'instance_type' object (has the API changed?)")
     return types
+
+
+def gpu_types(
+    raw: RawResponse, types: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[tuple[str, Mapping[str, Any], GpuSpec]], Counter[str]]:
+    """The priced GPU types (name, item, card), sorted by name, and what was left out, counted: a
+    description the card table does not know (never guessed) and a type priced at 0 cents."""
+    cards: list[tuple[str, Mapping[str, Any], GpuSpec]] = []
+    skipped: Counter[str] = Counter()
+    for name, item in sorted(types.items()):
+        instance = item["instance_type"]
+        try:
+            spec = card_of(raw, name, item)
+        except UnknownGpu:
+            skipped[f"{UNKNOWN_GPU}: {instance['gpu_description']}"] += 1
+            continue
+        if spec is None:
+            continue
+        if instance["price_cents_per_hour"] <= 0:
+            skipped[f"{NO_PRICE}: {name}"] += 1
+            continue
+        cards.append((name, item, spec))
+    return cards, skipped
 
 
 def card_of(raw: RawResponse, name: str, item: Mapping[str, Any]) -> GpuSpec | None:

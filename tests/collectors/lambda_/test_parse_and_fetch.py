@@ -135,7 +135,8 @@ def test_the_cards_lambda_rents_are_all_stored(settings) -> None:
                      ("A10", 24.0), ("A6000", 48.0), ("V100", 16.0)}  # fmt: skip
 
 
-def test_a_card_the_table_does_not_know_is_left_out_and_a_cpu_type_is_no_offer(settings, caplog) -> None:
+def _with_traps() -> dict:
+    """The recorded answer plus an unknown card, a CPU type and a GPU type priced at 0 cents."""
     answer = body()
     unknown = copy.deepcopy(answer["data"]["gpu_1x_a10"])
     unknown["instance_type"].update(name="gpu_1x_rtx4090d", description="1x RTX 4090D (24 GB)",
@@ -143,11 +144,27 @@ def test_a_card_the_table_does_not_know_is_left_out_and_a_cpu_type_is_no_offer(s
     cpu = copy.deepcopy(answer["data"]["gpu_1x_a10"])
     cpu["instance_type"].update(name="cpu_4x_general", description="4x CPU", gpu_description="")
     cpu["instance_type"]["specs"].update(gpus=0, vcpus=4, memory_gib=16)
-    answer["data"].update(gpu_1x_rtx4090d=unknown, cpu_4x_general=cpu)
-    with caplog.at_level("WARNING", logger="gpuprice.collectors.lambda"):
-        quotes = parse(settings, answer)
-    assert {q.sku for q in quotes} == set(body()["data"])  # neither is an offer; nothing is guessed
-    assert "'RTX 4090D (24 GB)': 1" in caplog.text
+    free = copy.deepcopy(answer["data"]["gpu_1x_a6000"])
+    free["instance_type"].update(name="gpu_1x_a6000_promo", price_cents_per_hour=0)
+    answer["data"].update(gpu_1x_rtx4090d=unknown, cpu_4x_general=cpu, gpu_1x_a6000_promo=free)
+    return answer
+
+
+def test_unknown_cards_cpu_types_and_zero_prices_are_no_offers_and_are_counted_in_the_notes(settings) -> None:
+    quotes = parse(settings, _with_traps())
+    assert {q.sku for q in quotes} == set(body()["data"])  # none of the three is an offer; nothing is guessed
+    with respx.mock(assert_all_mocked=True) as mock:
+        mock.get(INSTANCE_TYPES_URL).mock(return_value=httpx.Response(200, json=_with_traps()))
+        notes = fetch(keyed(settings)).notes
+    assert notes == [
+        "no price (0 or missing), not collected: gpu_1x_a6000_promo (1 item)",
+        "unknown GPU, not collected: RTX 4090D (24 GB) (1 item)",
+    ]
+
+
+def test_the_recorded_answer_leaves_nothing_out(settings) -> None:
+    offline = settings.model_copy(update={"offline": True})
+    assert fetch(offline, ReplayTransport(Replay.load(FIXTURES, "lambda"))).notes == []
 
 
 def test_cents_become_dollars_and_the_notes_show_the_conversion(settings) -> None:
@@ -213,7 +230,7 @@ def test_no_known_gpu_at_all_is_a_parse_error_not_an_empty_success(settings) -> 
         item["instance_type"]["gpu_description"] = "RTX 4090D (24 GB)"
         b["data"] = {"gpu_1x_a10": item}
 
-    with pytest.raises(ParseError, match="none of the 1 instance types holds a GPU the card table knows"):
+    with pytest.raises(ParseError, match="none of the 1 instance types holds a priced GPU the card table knows"):
         parse(settings, _changed(only_unknown))
 
 
