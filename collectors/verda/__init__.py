@@ -16,8 +16,8 @@ replaces the host):
   "1x RTX6000 Ada 48GB", "1x Tesla V100 16GB") through the card table's names
   (`pricedb.card_names.identify`), its count checked against `number_of_gpus` and its memory against
   `gpu_memory` (the instance's total); CPU types are skipped, and a card the table does not know
-  (Verda's "B300 SXM6 262GB": the table sells the B300 with 288 GB) is left out and logged with its
-  count, never guessed. The host
+  (Verda's "B300 SXM6 262GB": the table sells the B300 with 288 GB) is left out, never guessed, and so is a
+  type priced at 0: each counted in the run's notes. The host
   shape is `cpu.number_of_cores` (vCPUs) and `memory.size_in_gigabytes` (RAM, stored as GiB, as
   SkyPilot's Verda catalog and gpuhunt take it).
 - `GET /instance-availability?isSpot=false` and `?isSpot=true` (the SDK's parameter name) →

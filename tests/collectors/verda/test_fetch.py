@@ -199,6 +199,7 @@ def test_offline_replay_uses_placeholder_credentials(settings) -> None:
     offline = settings.model_copy(update={"offline": True})
     result = fetch(offline, ReplayTransport(Replay.load(FIXTURES, "verda")))
     assert len(VerdaCollector(offline).parse(result)) == 224
+    assert result.notes == ["unknown GPU, not collected: B300 SXM6 262GB (1 item)"]  # the run's notes
 
 
 def test_a_local_stand_in_server_gets_the_token_call_and_the_bearer_reads(settings) -> None:

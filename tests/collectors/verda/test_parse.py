@@ -22,7 +22,8 @@ from collectors.verda.api import (
     LABEL_TYPES,
     LONG_TERM_URL,
 )
-from collectors.verda.offers import price_of
+from collectors.verda.offers import gpu_types, price_of
+from pricedb.cards import card
 from pricedb.models import Availability, Pricing, Unit
 from pricedb.normalize import normalize
 from tests.conftest import OBSERVED, fixture_bytes
@@ -231,11 +232,34 @@ def test_no_spot_price_means_no_spot_offer(settings, spot) -> None:
     assert not [q for q in parse(settings, bodies) if q.sku == "4A100.88V" and q.pricing is SPOT]
 
 
-def test_cpu_types_and_cards_the_table_does_not_know_are_left_out(settings, caplog) -> None:
-    with caplog.at_level("WARNING", logger="gpuprice.collectors.verda"):
-        skus = {q.sku for q in parse(settings)}
-    assert "CPU.120V.480G" not in skus and not skus & UNKNOWN
-    assert "'B300 SXM6 262GB': 1" in caplog.text
+def test_cpu_types_cards_the_table_does_not_know_and_zero_prices_are_left_out(settings) -> None:
+    bodies = changed(lambda b: a100(b, "4A100.88V").update(price_per_hour="0.00"))
+    types, skipped = gpu_types(fetched(bodies).responses[0])
+    assert {t.name for t in types} == set(TYPES) - {"4A100.88V"} | {
+        t["instance_type"] for t in answers()[LABEL_TYPES] if t["gpu"]["number_of_gpus"]
+    } - UNKNOWN - set(TYPES)
+    assert skipped == {
+        "unknown GPU, not collected: B300 SXM6 262GB": 1,
+        "no price (0 or missing), not collected: 4A100.88V": 1,
+    }
+    skus = {q.sku for q in parse(settings, bodies)}
+    assert "CPU.120V.480G" not in skus and not skus & UNKNOWN and "4A100.88V" not in skus
+
+
+def test_the_40gb_a100_is_the_card_skypilot_calls_a100(settings) -> None:
+    forty = {q.sku for q in parse(settings) if (q.gpu_model, q.gpu_memory_gb) == ("A100", 40.0)}
+    assert forty == {"1A100.40S.22V", "8A100.40S.176V"}
+    assert card("A100", 40.0, "SXM4").skypilot_name == "A100"  # the export's name; the card is not renamed
+
+
+def test_spot_dearer_than_on_demand_is_refused_by_the_sanity_checks(settings, fx_table) -> None:
+    bodies = changed(lambda b: a100(b, "1A100.22V").update(spot_price="1.50"))
+    accepted, rejected = check_quotes(parse(settings, bodies), fx_table, settings)
+    refused = {(r.quote.sku, r.quote.pricing) for r in rejected}
+    assert refused == {("1A100.22V", SPOT)} and all("dearer than on-demand" in r.reason for r in rejected)
+    assert {(q.sku, q.pricing) for q in accepted if q.sku == "1A100.22V"} == {
+        (q.sku, q.pricing) for q in parse(settings) if q.sku == "1A100.22V" and q.pricing is not SPOT
+    }
 
 
 def test_shared_sanity_checks_accept_every_quote(settings, fx_table) -> None:
@@ -273,7 +297,7 @@ def test_shape_changes_are_parse_errors_naming_what_is_wrong(settings, change, m
 def test_no_known_gpu_at_all_is_a_parse_error_not_an_empty_success(settings) -> None:
     keep = UNKNOWN | {"CPU.120V.480G"}
     bodies = changed(lambda b: b.update({LABEL_TYPES: [t for t in b[LABEL_TYPES] if t["instance_type"] in keep]}))
-    with pytest.raises(ParseError, match=r"none of the 2 instance types has a GPU the card table knows .*B300"):
+    with pytest.raises(ParseError, match=r"none of the 2 instance types is a priced GPU the card table knows .*B300"):
         parse(settings, bodies)
 
 
