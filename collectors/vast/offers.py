@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import ParseError
-from pricedb.card_names import GpuSpec, UnknownGpu, identify
-from pricedb.cards import MODEL_FACTS, nearest_known_size
+from collectors.market import sized_card
+from pricedb.card_names import GpuSpec, UnknownGpu
+from pricedb.cards import MODEL_FACTS
 from pricedb.models import Pricing
 from pricedb.shapes import host_fields
 
@@ -21,7 +22,6 @@ HOURS_PER_STORAGE_MONTH = 30 * 24
 # The disk every quote includes: enough for the weights and checkpoints of a model that needs
 # 60–80 GB of GPU memory. The search asks for it (`allocated_storage`, `disk_space >= …`).
 STANDARD_DISK_GB = 100
-MEMORY_TOLERANCE = 0.07  # gpu_ram (MB) within 7% of a size the card is sold in; Vast reports e.g. 40536 or 81559
 
 # Vast `gpu_name`s the card table's names do not read as they are: "A100X" is the A100 80GB PCIe
 # converged accelerator (an A100 PCIe with a BlueField DPU on the board).
@@ -146,13 +146,11 @@ def card_of(gpu_name: str, ram_mb: float) -> GpuSpec | str:
     in the size its `gpu_ram` (MB per GPU, usable: 81559 for an 80GB card) is within 7% of; SKIP_UNKNOWN
     for a name the card table does not know, SKIP_MEMORY for a size the card is not sold in (a modded
     48GB RTX 4090). Never guessed."""
-    name = ALIASES.get(gpu_name, gpu_name)
     try:
-        model = identify(name, ram_mb / 1024).model
+        spec = sized_card(ALIASES.get(gpu_name, gpu_name), ram_mb / 1024)
     except UnknownGpu:
         return SKIP_UNKNOWN
-    memory = nearest_known_size(model, ram_mb / 1024, MEMORY_TOLERANCE)
-    return SKIP_MEMORY if memory is None else identify(name, memory)
+    return SKIP_MEMORY if spec is None else spec
 
 
 def _host(offer: Mapping[str, Any]) -> dict[str, Any]:
