@@ -14,7 +14,7 @@ from api.query import CheapestParams, EstimateParams, OffersParams, known_provid
 from api.state import AppState, dumps
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
-from pricedb.queries import CurrentOffers, ExportAttempt, Offer, provider_states
+from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
 from pricedb.settings import Settings
 
 
@@ -141,16 +141,27 @@ def providers_answer(state: AppState) -> bytes:
 
 
 def health_answer(state: AppState) -> bytes:
-    """The threaded path: current offers and the last export attempt, each read again only after a write."""
-    return health_body(state, state.current(), state.store.last_export())
+    """The threaded path: current offers, the last export and publish attempts, each read again only after a write."""
+    published = state.store.last_publish() if state.settings.publish_targets else None
+    return health_body(state, state.current(), state.store.last_export(), published)
 
 
-def health_body(state: AppState, current: CurrentOffers, export: ExportAttempt | None) -> bytes:
+def health_body(
+    state: AppState, current: CurrentOffers, export: ExportAttempt | None, published: PublishAttempt | None = None
+) -> bytes:
     """`/healthz` from what is in memory: no query, so liveness never waits behind heavy answers.
-    `degraded` (with the reasons in `problems`) when the last write to the database or to the
-    export files failed: the API answers, but what it and the sheets say is ageing."""
-    problems = [p for p in (state.store.write_problem, export.error if export else None) if p]
-    return dumps(
+    `degraded` (with the reasons in `problems`) when the last write to the database, to the export
+    files or of a snapshot for replicas failed: the API answers, but what it and the sheets say is
+    ageing. A replica is degraded when its snapshot is older than GPUPRICE_REPLICA_STALE_AFTER_S (or
+    none is loaded yet); the collecting process's exports are its own business there."""
+    problems = [p for p in (state.store.write_problem,) if p]
+    body: dict[str, Any] = {"role": "replica" if state.replica else "collector"}
+    if state.replica is not None:
+        body["snapshot"], snapshot_problems = state.replica.health()
+        problems += snapshot_problems
+    else:
+        problems += [p for p in (export.error if export else None, published.error if published else None) if p]
+    body.update(
         {
             "status": "degraded" if problems else "ok",
             "problems": problems,
@@ -163,3 +174,11 @@ def health_body(state: AppState, current: CurrentOffers, export: ExportAttempt |
             else {"attempted_at": iso(export.at), "after": export.provider, "error": export.error},
         }
     )
+    if published is not None:
+        body["publish"] = {
+            "attempted_at": iso(published.at),
+            "version": published.version,
+            "targets": published.targets,
+            "error": published.error,
+        }
+    return dumps(body)

@@ -7,6 +7,7 @@ loop itself reads memory only (AnswerCache, the index)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,9 +23,12 @@ from api.digests import run_digest_job
 from api.errors import install_error_handlers
 from api.head import HeadAsGet
 from api.limits import LimitsFromSettings, limits_of
+from api.metrics import install_metrics
+from api.replica import Replica
 from api.routes import cheapest, digest, estimate, export, offers, providers
 from api.routes.deps import json_response
 from api.state import AppState, dumps
+from collectors.publishing import publisher_for
 from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
@@ -55,9 +59,16 @@ def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
     return [("digest", digest_job, trigger)]
 
 
-def create_app(settings: Settings | None = None, store: PriceStore | None = None, schedule: bool = True) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    store: PriceStore | None = None,
+    schedule: bool = True,
+    replica: Replica | None = None,
+) -> FastAPI:
     """The app. With `store` given (tests), it is used as is and not closed; with `schedule`, the
-    collectors run at start-up and then on their intervals."""
+    collectors run at start-up and then on their intervals. With `replica` (serve --replica-of), the
+    store is the replica's copy of a published snapshot, kept up to date by polling its source, and
+    nothing is collected; the answers are the same."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -65,15 +76,25 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
         own_store = store is None
         switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
-        price_store = store or PriceStore(settings)
-        app.state.gpuprice = AppState(price_store, settings)
-        scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings)) if schedule else None
-        if scheduler is not None:
+        price_store = replica.loader.store if replica is not None else store or PriceStore(settings)
+        app.state.gpuprice = AppState(price_store, settings, replica=replica)
+        background: list[asyncio.Task[object]] = []
+        scheduler = None
+        if replica is not None:
+            background.append(asyncio.create_task(replica.poll()))
+            log.info("replica of %s, checking every %g s", replica.where, settings.replica_poll_s)
+        elif schedule:
+            scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings))
             scheduler.start()
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
+        publisher = publisher_for(price_store, settings) if replica is None else None
+        if publisher is not None:  # what is stored may be newer than what was published
+            background.append(asyncio.create_task(publisher.now()))
         try:
             yield
         finally:
+            for task in background:
+                task.cancel()
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             if own_store:
@@ -93,6 +114,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
     install_error_handlers(app)
     app.add_middleware(LimitsFromSettings, settings=settings)
     app.add_middleware(AnswerCache, owner=app)
+    install_metrics(app)  # /metrics, and the request timer outside the cache (a cached answer is timed too)
     app.add_middleware(HeadAsGet)  # outermost: a HEAD is routed (and served from cache) as its GET
     for module in (cheapest, estimate, offers, providers, digest, export, docs):
         app.include_router(module.router)
@@ -122,6 +144,7 @@ def create_app(settings: Settings | None = None, store: PriceStore | None = None
                         "/export?format=csv",
                         "/providers",
                         "/healthz",
+                        "/metrics",
                         "/docs",
                     ],
                 }

@@ -14,6 +14,7 @@ USAGE = 2  # bad option or input; the message names the option
 DATABASE = 3  # the database file cannot be created, opened, read or written (or another process holds it)
 SERVER = 4  # serve: the port cannot be listened on; query commands: the server holding the database does not answer
 EXPORTS = 5  # collect: every run is recorded, but the price sheets could not be written
+PUBLISH = 6  # collect: every run is recorded, but no snapshot could be published (GPUPRICE_PUBLISH_TO)
 INTERRUPTED = 130
 
 

@@ -183,6 +183,9 @@ def providers_table(payload: dict[str, Any]) -> None:
 
 def collect_table(payload: dict[str, Any]) -> None:
     written = f"price sheets written to {payload['exports']}"
+    publish = payload.get("publish")
+    if publish:
+        written += f"; {publish['error']}" if publish["error"] else f"; snapshot {publish['version']} published"
     table = Table(title="Collection summary", caption=payload.get("export_error") or written)
     for name in ("provider", "scope", "status", "quotes", "rejected", "seconds", "error / notes"):
         table.add_column(name)

@@ -3,7 +3,10 @@ address, run the API with its scheduler — and say in one line why not, when on
 
 The database is opened before anything listens (a corrupt, read-only or busy file ends `serve`
 with exit status 3), and the port is bound before the app starts (a port in use ends it with 4),
-so neither becomes a traceback from inside uvicorn's start-up."""
+so neither becomes a traceback from inside uvicorn's start-up.
+
+With `GPUPRICE_REPLICA_OF` (`--replica-of SOURCE`) it serves a published snapshot instead, from its
+own folder (`GPUPRICE_REPLICA_DIR`), and collects nothing (api.replica)."""
 
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from pathlib import Path
 from api import server_address
 from api.app import create_app
 from api.exits import ServerUnavailable
-from pricedb.files import sweep_leftovers
+from api.replica import Replica
+from pricedb.files import sweep_leftovers, sweep_temp_files
 from pricedb.redact import get_logger
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
@@ -83,21 +87,40 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def replica_settings(settings: Settings) -> Settings:
+    """A replica keeps everything in its own folder: its database (so a collector's file beside it is
+    never opened), the files it downloaded, and the address file the query commands read."""
+    folder = settings.replica_path
+    return settings.model_copy(
+        update={"db": folder / "replica.duckdb", "export_dir": folder / "exports", "replica_dir": folder}
+    )
+
+
 def serve(settings: Settings, host: str, port: int, schedule: bool, say: Callable[[str], None]) -> None:
     import uvicorn
 
+    replica_of = settings.replica_of
+    if replica_of:
+        settings = replica_settings(settings)
     store = PriceStore(settings)  # StoreUnavailable: the caller prints its one line
     try:
+        replica = Replica(settings, store) if replica_of else None
         sock = bind(host, port, settings.db)
         try:
-            for path in sweep_leftovers(settings.export_path):
+            leftovers = sweep_leftovers(settings.export_path)
+            if replica is not None:
+                leftovers += sweep_temp_files(settings.replica_path)
+            for path in leftovers:
                 log.info("removed %s, left behind by a gpuprice process that is gone", path)
             actual = sock.getsockname()[1]
             address = server_address.record(settings.db, host, actual)
-            say(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
+            if replica is not None:
+                say(f"gpuprice {VERSION}: replica of {replica.where}, its copy in {settings.replica_path.resolve()}")
+            else:
+                say(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
             say(f"listening on {address.url} (recorded in {server_address.address_file(settings.db)})")
             say(f"try: {address.url}/cheapest?mem=60GB&hours=200")
-            app = create_app(settings, store=store, schedule=schedule)
+            app = create_app(settings, store=store, schedule=schedule and replica is None, replica=replica)
             config = uvicorn.Config(app, host=host, port=actual, workers=1, log_level="info")
             server = uvicorn.Server(config)
             try:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from api.budget import HeavyGate, active_budget
 from api.byte_cache import ByteLRU
@@ -23,6 +24,9 @@ from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+
+if TYPE_CHECKING:
+    from api.replica import Replica
 
 T = TypeVar("T")
 
@@ -36,10 +40,19 @@ def dumps(payload: Any) -> bytes:
 
 
 class AppState:
-    def __init__(self, store: PriceStore, settings: Settings, clock: Callable[[], datetime] = now_utc) -> None:
+    def __init__(
+        self,
+        store: PriceStore,
+        settings: Settings,
+        clock: Callable[[], datetime] = now_utc,
+        replica: Replica | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
+        self.replica = replica  # serving a published snapshot (api.replica), None in the collecting process
+        self.cache_hits: Counter[str] = Counter()  # answers served from memory, by kind (for /metrics)
+        self.cache_misses: Counter[str] = Counter()
         self.heavy = HeavyGate(settings.api_heavy_concurrency, settings.api_budget_s)
         self._lock = threading.Lock()
         self._refresh = threading.Lock()
@@ -93,7 +106,9 @@ class AppState:
         with self._lock:
             body = self._answers.get(("answer", key))
             if body is not None:
+                self.cache_hits["answer"] += 1
                 return body
+            self.cache_misses["answer"] += 1
         body = build(current)
         with self._lock:
             if self._current is current:
@@ -110,9 +125,9 @@ class AppState:
         """The answer given to this exact request before, if the data has not changed since."""
         now = self.clock()
         with self._lock:
-            if not self._fresh(now):
-                return None
-            return self._answers.get(("raw", path, query))
+            body = self._answers.get(("raw", path, query)) if self._fresh(now) else None
+            (self.cache_hits if body is not None else self.cache_misses)["request"] += 1
+            return body
 
     def cached_bytes(self) -> int:
         """What the kept answers hold, as the cache counts it (bounded by GPUPRICE_ANSWER_CACHE_MB)."""

@@ -39,7 +39,8 @@ def split_into_runs(db: Path, offers: int) -> tuple[str, str]:
     cur = store.cursor()
     cur.execute(
         f"""
-        INSERT INTO runs
+        INSERT INTO runs (run_id, provider, scope, pricings, started_at, finished_at, status, error, quote_count,
+                          rejected_count, rejected, notes, offline, stale_after_minutes)
         SELECT 100000 + o.rnd * 2 + p.idx, p.provider, 'all', ['on_demand', 'spot', 'monthly', 'reserved_1y',
                'reserved_3y'], o.ts - INTERVAL 1 MINUTE, o.ts, 'ok', NULL, {offers // 2}, 0, NULL, NULL, false, 2880
         FROM (SELECT DISTINCT (observation_id - 10000000) // {offers} AS rnd, observed_at AS ts FROM observations) o

@@ -9,6 +9,9 @@ Every run ends: fetch and parse together run under one deadline (the collector's
 `GPUPRICE_<PROVIDER>_DEADLINE_S`), so an upstream that trickles a byte at a time fails its run
 with "deadline of N s exceeded" instead of holding `collect` (or a scheduler job) forever. Every
 text a run reports passes the one redaction point (`RunRecord`, pricedb.redact).
+
+After a run is recorded (and its price sheets written), a snapshot for replicas is published when
+GPUPRICE_PUBLISH_TO is set (collectors.publishing): its failure is recorded too, never the run lost.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from collectors import fx_ecb
 from collectors.base import Collector, Fetched, Scope
 from collectors.errors import CollectorError, FetchError, ImplausibleData, MissingCredentials, ParseError
 from collectors.http import Http, make_client
+from collectors.publishing import publish_after
 from collectors.registry import COLLECTORS
 from collectors.replay import Replay, ReplayTransport
 from collectors.sanity import check_quotes
@@ -56,6 +60,7 @@ class RunSummary:
     offline: bool = False
     run_id: int | None = None
     export_error: str | None = None  # the price sheets could not be written after this run
+    publish_error: str | None = None  # no snapshot holding this run could be published (GPUPRICE_PUBLISH_TO)
 
 
 def _transport(settings: Settings, provider: str) -> httpx.AsyncBaseTransport | None:
@@ -144,7 +149,14 @@ class _Run:
             rejected_offers=rejected_offers or {},
         )
 
-    def summary(self, record: RunRecord, run_id: int, count: int, export_error: str | None = None) -> RunSummary:
+    def summary(
+        self,
+        record: RunRecord,
+        run_id: int,
+        count: int,
+        export_error: str | None = None,
+        publish_error: str | None = None,
+    ) -> RunSummary:
         seconds = time.monotonic() - self.timer
         self.progress("done", self.provider, self.status.value)
         return RunSummary(
@@ -159,6 +171,7 @@ class _Run:
             record.offline,
             run_id,
             export_error,
+            publish_error,
         )
 
 
@@ -171,7 +184,8 @@ async def run_fx(store: PriceStore, settings: Settings, progress: Progress = _no
         rates = fx_ecb.parse(fetched)
     record = run.record(frozenset(), settings.fx_interval_minutes)
     run_id = await asyncio.to_thread(store.record_fx, record, rates)
-    return run.summary(record, run_id, len(rates))
+    publish_error = await publish_after(store, settings, run_id)
+    return run.summary(record, run_id, len(rates), publish_error=publish_error)
 
 
 def _refused_notes(refused: list[dict[str, str]], limit: int = 20) -> list[str]:
@@ -244,7 +258,8 @@ async def run_provider(
     )
     run_id = await asyncio.to_thread(store.record_run, record)
     export_error = await _write_exports(store, settings, run_id)
-    return run.summary(record, run_id, len(quotes), export_error=export_error)
+    publish_error = await publish_after(store, settings, run_id)  # after the exports: it publishes their outcome
+    return run.summary(record, run_id, len(quotes), export_error=export_error, publish_error=publish_error)
 
 
 async def collect(

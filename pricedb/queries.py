@@ -209,6 +209,26 @@ def last_export(cur: duckdb.DuckDBPyConnection) -> ExportAttempt | None:
     return ExportAttempt(*row) if row else None
 
 
+@dataclass(frozen=True)
+class PublishAttempt:
+    """An attempt to publish a snapshot (pricedb.replication): when, which version (None: it failed),
+    the newest run it held, where to, and why it failed (None: published)."""
+
+    at: datetime
+    version: int | None
+    last_run_id: int
+    targets: str
+    error: str | None
+
+
+def last_publish(cur: duckdb.DuckDBPyConnection) -> PublishAttempt | None:
+    row = cur.execute(
+        "SELECT attempted_at, version, last_run_id, targets, error FROM publishes "
+        "ORDER BY attempted_at DESC, version DESC NULLS LAST LIMIT 1"
+    ).fetchone()
+    return PublishAttempt(*row) if row else None
+
+
 def last_run_finished(cur: duckdb.DuckDBPyConnection) -> datetime | None:
     """When the newest run ended (any provider, any outcome): the data's Last-Modified and the
     Atom feed's `updated` when no digest is stored yet. None before the first run."""
@@ -225,6 +245,22 @@ def on_demand_cny_per_hour(cur: duckdb.DuckDBPyConnection, provider: str) -> dic
         [provider],
     ).fetchall()
     return {(p, r, s): float(c) for p, r, s, c in rows}
+
+
+def run_counts(cur: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, int]]:
+    """(provider, status, runs, quotes rejected) over every run recorded (/metrics)."""
+    rows = cur.execute(
+        "SELECT provider, status, count(*), coalesce(sum(rejected_count), 0) FROM runs GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
+    return [(provider, status, int(runs), int(rejected)) for provider, status, runs, rejected in rows]
+
+
+def publish_counts(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """(published, failed) attempts to publish a snapshot (/metrics)."""
+    row = cur.execute(
+        "SELECT count(*) FILTER (error IS NULL), count(*) FILTER (error IS NOT NULL) FROM publishes"
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[str]) -> list[ProviderState]:

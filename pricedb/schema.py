@@ -164,6 +164,23 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             for column, kind in (("gpu_partition", "VARCHAR"), ("gpu_fraction", "DOUBLE"))
         ],
     ),
+    (
+        7,
+        "attempts to publish a snapshot for replicas",
+        [
+            # One row per attempt (pricedb.replication.publish), kept by the collecting process only:
+            # it is not part of the snapshot. /healthz reads the newest.
+            """
+            CREATE TABLE publishes (
+                attempted_at TIMESTAMP NOT NULL,  -- UTC
+                version BIGINT,                   -- the snapshot's version; NULL when the attempt failed
+                last_run_id BIGINT NOT NULL,      -- the newest run the snapshot holds
+                targets VARCHAR NOT NULL,         -- where to (credentials masked)
+                error VARCHAR                     -- why it failed; NULL when published
+            )
+            """,
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come

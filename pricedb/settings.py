@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
@@ -142,6 +142,24 @@ class Settings(BaseSettings):
     api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
     api_heavy_concurrency: int = Field(default=1, ge=1)  # heavy answers computed at once
 
+    # Publishing (pricedb.replication): after every run that lands, a snapshot of what the API reads
+    # goes to each target, a folder or s3://bucket/prefix (comma list); replicas serve it.
+    publish_to: str | None = None
+    publish_retention_minutes: int = Field(default=1440, ge=0)  # older snapshots are pruned (never the current)
+    # S3-compatible object storage (AWS S3, Cloudflare R2, MinIO, SeaweedFS, Alibaba OSS, Tencent COS),
+    # for publish targets and replica sources alike. Without keys, botocore's chain (AWS_*, profiles).
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_access_key_id: SecretStr | None = None
+    s3_secret_access_key: SecretStr | None = None
+    s3_session_token: SecretStr | None = None
+    s3_addressing_style: Literal["auto", "path", "virtual"] = "auto"
+    # Replica (`serve --replica-of SOURCE`): no collectors; the published snapshot, polled.
+    replica_of: str | None = None
+    replica_dir: Path | None = None  # default: "<db name>-replica" beside the database file
+    replica_poll_s: float = Field(default=30.0, gt=0.0)
+    replica_stale_after_s: float = Field(default=7200.0, gt=0.0)  # /healthz degraded past this snapshot age
+
     @field_validator("digest_time")
     @classmethod
     def _digest_time(cls, value: str) -> str:
@@ -200,6 +218,17 @@ class Settings(BaseSettings):
     @property
     def export_path(self) -> Path:
         return self.export_dir if self.export_dir is not None else self.db.resolve().parent / "exports"
+
+    @property
+    def publish_targets(self) -> list[str]:
+        return _split_list(self.publish_to or "")
+
+    @property
+    def replica_path(self) -> Path:
+        """The replica's own copy of the published snapshot: its database and downloaded files."""
+        if self.replica_dir is not None:
+            return self.replica_dir
+        return self.db.resolve().parent / f"{self.db.stem}-replica"
 
     @property
     def digest_zone(self) -> ZoneInfo:

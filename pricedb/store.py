@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import duckdb
 
@@ -31,7 +31,7 @@ from pricedb import clock
 from pricedb.fx import FxTable
 from pricedb.models import FxRate, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
-from pricedb.queries import ExportAttempt, last_export
+from pricedb.queries import ExportAttempt, PublishAttempt, last_export, last_publish
 from pricedb.redact import learn_settings, redact
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
@@ -145,7 +145,7 @@ class PriceStore:
         self.version = 0  # bumped after every committed write; the API caches answers on it
         # Why the last write failed (disk full, file made read-only), until a write succeeds: /healthz shows it.
         self.write_problem: str | None = None
-        self._last_export: tuple[int, ExportAttempt | None] = (-1, None)  # (version read at, attempt)
+        self._memos: dict[str, tuple[int, Any]] = {}  # name → (version read at, value): read again after a write
         if not read_only:
             try:
                 self.migrate()
@@ -297,21 +297,51 @@ class PriceStore:
             run.notes.append(f"withdrew {len(gone) - len(held)} offer(s) the source no longer lists")
         return held
 
+    def _remembered(self, name: str, read: Callable[[duckdb.DuckDBPyConnection], R]) -> R:
+        version, memo = self._memos.get(name, (-1, None))
+        if version != self.version:
+            version = self.version
+            memo = read(self.cursor())
+            self._memos[name] = (version, memo)
+        return memo
+
+    def _in_memory(self, name: str) -> tuple[bool, Any]:
+        version, memo = self._memos.get(name, (-1, None))
+        return version == self.version, memo
+
     def last_export_in_memory(self) -> tuple[bool, ExportAttempt | None]:
         """(fresh, attempt): the remembered export attempt and whether no write has happened since
         it was read, so /healthz can answer on the event loop without a query."""
-        version, memo = self._last_export
-        return version == self.version, memo
+        return self._in_memory("export")
 
     def last_export(self) -> ExportAttempt | None:
         """The newest attempt to write the export files, read again only after a write (/healthz
         asks for it on every probe; `version` moves with every write, this one's included)."""
-        version, memo = self._last_export
-        if version != self.version:
-            version = self.version
-            memo = last_export(self.cursor())
-            self._last_export = (version, memo)
-        return memo
+        return self._remembered("export", last_export)
+
+    def last_publish_in_memory(self) -> tuple[bool, PublishAttempt | None]:
+        return self._in_memory("publish")
+
+    def last_publish(self) -> PublishAttempt | None:
+        """The newest attempt to publish a snapshot (pricedb.replication), like `last_export`."""
+        return self._remembered("publish", last_publish)
+
+    @_storage_faults
+    def record_publish(self, attempt: PublishAttempt) -> None:
+        with self._transaction() as cur:
+            cur.execute(
+                "INSERT INTO publishes VALUES (?, ?, ?, ?, ?)",
+                [utc_naive(attempt.at), attempt.version, attempt.last_run_id, attempt.targets, attempt.error],
+            )
+
+    @_storage_faults
+    def write_with(self, work: Callable[[duckdb.DuckDBPyConnection], R]) -> R:
+        """`work(cursor)` in one transaction (a replica loading a snapshot): readers see all of it or
+        none, and every cache of what the store holds moves on."""
+        with self._transaction() as cur:
+            result = work(cur)
+            self._fx = None
+        return result
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:

@@ -15,6 +15,7 @@ from api.cli.runner import console, emit, errors, settings_of
 from api.exits import CliError
 from pricedb.files import sweep_leftovers
 from pricedb.models import RunStatus
+from pricedb.replication.storage import open_storage
 from pricedb.store import PriceStore
 
 
@@ -25,7 +26,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     host = args.host or settings.host
     port = args.port if args.port is not None else settings.port
-    if settings.offline:
+    if args.replica_of:
+        settings = settings.model_copy(update={"replica_of": args.replica_of})
+    if settings.replica_of:
+        if args.offline or args.no_schedule:
+            raise CliError("--replica-of collects nothing: leave out --offline and --no-schedule")
+        try:
+            open_storage(settings.replica_of, settings)
+        except ValueError as exc:
+            raise CliError(f"--replica-of {exc}") from None
+    elif settings.offline:
         console.print("[yellow]offline: replaying recorded fixtures, no network[/yellow]")
     serve(settings, host, port, schedule=not args.no_schedule, say=console.print)
     return exits.OK
@@ -55,6 +65,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     try:
         summaries = asyncio.run(collect(store, settings, args.providers or None, progress=progress))
         exports = store.last_export()  # runs end in any order: the sheets are what the last attempt left
+        published = store.last_publish() if settings.publish_targets else None
     finally:
         store.close()
     payload = [
@@ -69,13 +80,17 @@ def cmd_collect(args: argparse.Namespace) -> int:
             "error": s.error,
             "notes": s.notes,
             "export_error": s.export_error,
+            "publish_error": s.publish_error,
         }
         for s in summaries
     ]
     export_error = exports.error if exports else None
+    publish = None
+    if published is not None:
+        publish = {"version": published.version, "targets": published.targets, "error": published.error}
     emit(
         args,
-        {"runs": payload, "exports": str(settings.export_path), "export_error": export_error},
+        {"runs": payload, "exports": str(settings.export_path), "export_error": export_error, "publish": publish},
         render.collect_table,
     )
     named = set(args.providers)
@@ -87,6 +102,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     if export_error:
         errors.print(f"[red]error:[/red] {escape(export_error)}", soft_wrap=True, highlight=False)
         return exits.EXPORTS
+    if published is not None and published.error:
+        errors.print(f"[red]error:[/red] {escape(published.error)}", soft_wrap=True, highlight=False)
+        return exits.PUBLISH
     return exits.OK
 
 
@@ -96,6 +114,11 @@ def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=int)
     serve.add_argument("--offline", action="store_true", help="replay recorded fixtures instead of the network")
     serve.add_argument("--no-schedule", action="store_true", help="serve what is stored; collect nothing")
+    serve.add_argument(
+        "--replica-of",
+        metavar="SOURCE",
+        help="serve what another gpuprice publishes (a folder, https://…, s3://bucket/prefix); collect nothing",
+    )
     serve.set_defaults(handler=cmd_serve)
 
     collect = commands.add_parser("collect", parents=[common], help="collect prices now, with progress")
