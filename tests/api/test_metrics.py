@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.app import create_app
+from pricedb.cards import MODEL_FACTS
 from pricedb.store import PriceStore
 
 
@@ -26,7 +27,10 @@ def scrape(client: TestClient) -> dict[str, dict[tuple[tuple[str, str], ...], fl
 def test_metrics_say_what_the_api_says(offline_store: PriceStore) -> None:
     app = create_app(offline_store.settings, store=offline_store, schedule=False)
     with TestClient(app) as client:
-        offers = client.get("/offers?limit=5000").json()["offers"]
+        # the metrics count every card's offers; /offers answers for one card at a time
+        offers = [
+            o for gpu in sorted(MODEL_FACTS) for o in client.get(f"/offers?gpu={gpu}&limit=5000").json()["offers"]
+        ]
         providers = {p["provider"]: p for p in client.get("/providers").json()["providers"]}
         for _ in range(3):
             assert client.get("/cheapest?mem=60GB&hours=200").status_code == 200
