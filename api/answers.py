@@ -12,9 +12,11 @@ from api.cheapest_estimate import EstimateJudge
 from api.history import day_snapshot
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import AppState, dumps
+from collectors.schedule import planned_runs
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
+from pricedb.runs import RunRow, recent_runs
 from pricedb.settings import Settings
 
 
@@ -76,6 +78,7 @@ def offer_json(offer: Offer) -> dict[str, Any]:
         fx_note=offer.fx_note,
         offline=offer.offline,
         held_reason=offer.held_reason,  # stale because its newest quote was rejected: why
+        run_id=offer.run_id,  # the run that observed it (its record: /providers' recent_runs, the offer page)
     )
     return row
 
@@ -114,8 +117,48 @@ def offers_answer(state: AppState, params: OffersParams) -> bytes:
     return state.cached(key, build)
 
 
+RECENT_RUNS = 5  # per provider in /providers
+
+
+def run_json(run: RunRow) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "scope": run.scope,
+        "pricings": list(run.pricings),
+        "started_at": iso(run.started_at),
+        "finished_at": iso(run.finished_at),
+        "status": run.status,
+        "error": run.error,
+        "quotes": run.quote_count,
+        "rejected": run.rejected_count,
+        "notes": list(run.notes),
+        "offline": run.offline,
+        "stale_after_minutes": run.stale_after_minutes,
+        "export_error": run.export_error,
+    }
+
+
+def schedules(settings: Settings) -> dict[str, list[dict[str, Any]]]:
+    """What `serve` runs for each provider and how often (FX under `fx`)."""
+    planned: dict[str, list[dict[str, Any]]] = {
+        "fx": [{"scope": "daily", "pricings": [], "interval_minutes": settings.fx_interval_minutes}]
+    }
+    for run in planned_runs(settings):
+        planned.setdefault(run.collector.name, []).append(
+            {
+                "scope": run.scope.name,
+                "pricings": sorted(p.value for p in run.scope.pricings),
+                "interval_minutes": run.interval_minutes,
+            }
+        )
+    return planned
+
+
 def providers_answer(state: AppState) -> bytes:
-    states = provider_states(state.cursor(), state.clock(), known_providers())
+    cur = state.cursor()
+    states = provider_states(cur, state.clock(), known_providers())
+    recent = recent_runs(cur, RECENT_RUNS)
+    planned = schedules(state.settings)
     return dumps(
         {
             "providers": [
@@ -133,6 +176,9 @@ def providers_answer(state: AppState) -> bytes:
                     "scope": s.last_scope,
                     "notes": s.last_notes,
                     "export_error": s.last_export_error,
+                    # Extensions: how often serve collects it, and its newest runs (newest first).
+                    "schedule": planned.get(s.provider, []),
+                    "recent_runs": [run_json(run) for run in recent.get(s.provider, [])],
                 }
                 for s in states
             ]

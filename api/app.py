@@ -15,7 +15,6 @@ from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 from fastapi import FastAPI
-from fastapi.responses import Response
 
 from api import docs
 from api.answer_cache import AnswerCache
@@ -25,9 +24,8 @@ from api.head import HeadAsGet
 from api.limits import LimitsFromSettings, limits_of
 from api.metrics import install_metrics
 from api.replica import Replica
-from api.routes import cheapest, digest, estimate, export, offers, providers
-from api.routes.deps import json_response
-from api.state import AppState, dumps
+from api.routes import cheapest, digest, estimate, export, offers, pages, providers
+from api.state import AppState
 from collectors.publishing import publisher_for
 from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.redact import get_logger
@@ -116,7 +114,7 @@ def create_app(
     app.add_middleware(AnswerCache, owner=app)
     install_metrics(app)  # /metrics, and the request timer outside the cache (a cached answer is timed too)
     app.add_middleware(HeadAsGet)  # outermost: a HEAD is routed (and served from cache) as its GET
-    for module in (cheapest, estimate, offers, providers, digest, export, docs):
+    for module in (cheapest, estimate, offers, providers, digest, export, docs, pages):
         app.include_router(module.router)
     document = app.openapi
 
@@ -125,30 +123,5 @@ def create_app(
             return document()
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> Response:
-        return json_response(
-            dumps(
-                {
-                    "service": "gpuprice",
-                    "version": VERSION,
-                    "endpoints": [
-                        "/cheapest?mem=60GB&hours=200",
-                        "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&hours=200",
-                        "/estimate?model=qwen2.5-14b&workload=lora&context=4096",
-                        "/offers",
-                        "/offers/history",
-                        "/digest",
-                        "/digest.atom",
-                        "/export?format=csv",
-                        "/providers",
-                        "/healthz",
-                        "/metrics",
-                        "/docs",
-                    ],
-                }
-            )
-        )
 
     return app

@@ -216,6 +216,8 @@ def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
         "fx_rate": offer.fx_rate,
         "fx_date": offer.fx_date.isoformat() if offer.fx_date else None,
         "cost_basis": cost.basis,
+        "billing_increment_s": offer.billing_increment_s,  # the billing rule the billed hours follow
+        "billing_minimum_s": offer.billing_minimum_s,
         "offline": offer.offline,
         "held_reason": offer.held_reason,
     }

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.budget import BudgetExceeded
@@ -78,7 +79,8 @@ def _clean(message: str) -> str:
     return message
 
 
-def validation_problems(exc: RequestValidationError) -> list[dict[str, Any]]:
+def validation_problems(exc: RequestValidationError | ValidationError) -> list[dict[str, Any]]:
+    """Each problem of a request's parameters (as FastAPI or a parameter model found them), naming its parameter."""
     problems = []
     for error in exc.errors():
         location = [str(part) for part in error.get("loc", ()) if part not in ("query", "path", "body")]

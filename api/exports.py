@@ -17,9 +17,15 @@ from api.query import ExportParams, ForeignParams, known_providers
 from api.state import AppState
 from pricedb.formats.gpuhunt import GPUHUNT_ALIASES, gpuhunt_csv, resolve
 from pricedb.formats.sheet import csv_text, json_text, ndjson_text, parquet_bytes, sheet_row
-from pricedb.formats.skypilot import SKYPILOT_COLUMNS, SKYPILOT_UNSUPPORTED, skypilot_vms_csv
+from pricedb.formats.skypilot import (
+    SKYPILOT_COLUMNS,
+    SKYPILOT_UNSUPPORTED,
+    ZONED_CLOUDS,
+    CatalogUnavailable,
+    skypilot_vms_csv,
+)
 from pricedb.offer_filter import matches
-from pricedb.queries import Offer, last_run_finished
+from pricedb.queries import Offer, instance_zones, last_run_finished
 
 MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -86,7 +92,11 @@ def skypilot_answer(state: AppState, cloud: str, params: ForeignParams) -> FileA
 
     def build(_: object) -> FileAnswer:
         offers, moment = _chosen_offers(state, params)
-        sheet = skypilot_vms_csv(offers, cloud, state.store.fx_table())
+        zones = instance_zones(state.cursor(), cloud) if cloud in ZONED_CLOUDS else None
+        try:
+            sheet = skypilot_vms_csv(offers, cloud, state.store.fx_table(), zones)
+        except CatalogUnavailable as exc:
+            raise ApiError(404, f"no SkyPilot catalog for {cloud}: {exc}", "cloud", cloud) from exc
         return FileAnswer(sheet.text.encode(), MEDIA_TYPES["csv"], "vms.csv", moment, sheet.notes)
 
     return state.cached_value(("skypilot", cloud, params.model_dump_json()), build)

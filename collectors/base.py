@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from pydantic import ValidationError
 
 from collectors.errors import InvalidQuote, ParseError
-from pricedb.models import Pricing, Quote
+from pricedb.models import InstanceZone, Pricing, Quote
 from pricedb.settings import Settings
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ class Fetched:
     responses: list[RawResponse]
     not_covered: dict[Pricing, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Where the instance types are sold, per region surveyed (a region with no entry was not surveyed).
+    zones: dict[str, list[InstanceZone]] = field(default_factory=dict)
 
     def remove_files(self) -> None:
         """Delete the bodies streamed to disk (once parsed, or when the fetch fails half-way)."""

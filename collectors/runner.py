@@ -38,7 +38,7 @@ from collectors.sanity import check_quotes
 from pricedb import clock
 from pricedb.files import workdir_prefix
 from pricedb.formats.exports import ExportFailed, write_current_exports
-from pricedb.models import FxRate, Pricing, Quote, RunStatus
+from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus
 from pricedb.queries import on_demand_cny_per_hour
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord
@@ -132,6 +132,7 @@ class _Run:
         quotes: Sequence[Quote] = (),
         rejected: list[dict[str, str]] | None = None,
         rejected_offers: dict[tuple[str, str, str, str], str] | None = None,
+        zones: dict[str, list[InstanceZone]] | None = None,
     ) -> RunRecord:
         return RunRecord(
             provider=self.provider,
@@ -147,6 +148,7 @@ class _Run:
             rejected=rejected or [],
             notes=self.notes,
             rejected_offers=rejected_offers or {},
+            zones=zones or {},
         )
 
     def summary(
@@ -255,6 +257,7 @@ async def run_provider(
         quotes=quotes,
         rejected=rejected,
         rejected_offers=rejected_offers if run.ok else {},
+        zones=fetched.zones if run.ok and fetched is not None else {},
     )
     run_id = await asyncio.to_thread(store.record_run, record)
     export_error = await _write_exports(store, settings, run_id)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -22,6 +23,7 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from collectors.base import Collector, Scope
 from collectors.registry import COLLECTORS
 from collectors.runner import collect, run_fx, run_provider
 from pricedb.redact import get_logger
@@ -41,6 +43,27 @@ def _database_fault_in_one_line() -> Iterator[None]:
         yield
     except StoreUnavailable as exc:
         log.error("run not recorded: %s", exc)
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One collection job: which collector and scope, how often."""
+
+    collector: Collector
+    scope: Scope
+    interval_minutes: int
+
+
+def planned_runs(settings: Settings) -> list[PlannedRun]:
+    """Every provider scope's job with its interval (`GPUPRICE_<PROVIDER>[_<SCOPE>]_INTERVAL_MINUTES`
+    or the collector's default): what `serve` schedules, and what /providers says it schedules."""
+    planned = []
+    for name, collector_class in COLLECTORS.items():
+        collector = collector_class(settings)
+        for scope in collector.scopes:
+            minutes = settings.interval_for(name, scope.name, scope.default_interval_minutes)
+            planned.append(PlannedRun(collector, scope, minutes))
+    return planned
 
 
 def _job_defaults(settings: Settings) -> dict[str, object]:
@@ -73,24 +96,22 @@ def build_scheduler(
         id="fx",
         name="FX reference rates",
     )
-    for name, collector_class in COLLECTORS.items():
-        collector = collector_class(settings)
-        for scope in collector.scopes:
-            minutes = settings.interval_for(name, scope.name, scope.default_interval_minutes)
+    for planned in planned_runs(settings):
+        collector, scope = planned.collector, planned.scope
 
-            async def job(collector=collector, scope=scope) -> None:
-                with _database_fault_in_one_line():
-                    s = await run_provider(collector, scope, store, settings)
-                    log.info("%s/%s: %s %s", s.provider, s.scope, s.status.value, s.error or "")
-                    if s.export_error:
-                        log.error("%s", s.export_error)
+        async def job(collector: Collector = collector, scope: Scope = scope) -> None:
+            with _database_fault_in_one_line():
+                s = await run_provider(collector, scope, store, settings)
+                log.info("%s/%s: %s %s", s.provider, s.scope, s.status.value, s.error or "")
+                if s.export_error:
+                    log.error("%s", s.export_error)
 
-            scheduler.add_job(
-                job,
-                IntervalTrigger(minutes=minutes, jitter=settings.schedule_jitter_s),
-                id=f"collect:{name}:{scope.name}",
-                name=f"{collector.title} ({scope.name})",
-            )
+        scheduler.add_job(
+            job,
+            IntervalTrigger(minutes=planned.interval_minutes, jitter=settings.schedule_jitter_s),
+            id=f"collect:{collector.name}:{scope.name}",
+            name=f"{collector.title} ({scope.name})",
+        )
     for job_id, function, trigger in extra_jobs or []:
         scheduler.add_job(function, trigger, id=job_id, name=job_id)
     return scheduler

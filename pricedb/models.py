@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import date as Date
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -131,3 +132,11 @@ class FxRate(BaseModel):
     currency: str
     rate: float = Field(gt=0)
     source: str
+
+
+class InstanceZone(NamedTuple):
+    """An instance type is sold in this zone of this region (AWS: the zone ID, `use1-az1`)."""
+
+    region: str
+    sku: str
+    zone: str

@@ -301,3 +301,14 @@ def provider_states(cur: duckdb.DuckDBPyConnection, now: datetime, known: list[s
             )
         )
     return states
+
+
+def instance_zones(cur: duckdb.DuckDBPyConnection, provider: str) -> dict[tuple[str, str], list[str]]:
+    """(region, sku) → the zones it is sold in, as last surveyed; empty when never surveyed."""
+    rows = cur.execute(
+        "SELECT region, sku, zone FROM instance_zones WHERE provider = ? ORDER BY region, sku, zone", [provider]
+    ).fetchall()
+    zones: dict[tuple[str, str], list[str]] = {}
+    for region, sku, zone in rows:
+        zones.setdefault((region, sku), []).append(zone)
+    return zones

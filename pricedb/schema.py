@@ -181,6 +181,25 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        8,
+        "the zones each instance type is sold in, where a source says (AWS zone IDs, for SkyPilot's catalog)",
+        [
+            # The latest survey of each (provider, region): a successful run that surveyed a region
+            # replaces that region's rows; regions it did not survey keep theirs.
+            """
+            CREATE TABLE instance_zones (
+                provider VARCHAR NOT NULL,
+                region VARCHAR NOT NULL,
+                sku VARCHAR NOT NULL,
+                zone VARCHAR NOT NULL,            -- AWS: the zone ID (use1-az1), the same in every account
+                run_id BIGINT NOT NULL,           -- the run that surveyed it
+                surveyed_at TIMESTAMP NOT NULL,   -- UTC
+                PRIMARY KEY (provider, region, sku, zone)
+            )
+            """,
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come

@@ -48,6 +48,28 @@ SHAPES: dict[tuple[str, str], HostShape] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class InstanceStorage:
+    """An instance type's local disks and EFA interfaces: what SkyPilot's AWS catalog says in
+    `LocalDiskType`, `LocalDiskSize` (GB per disk), `LocalDiskCount`, `NVMeSupported` and
+    `MaximumEfaInterfaces` (its fetcher reads them from EC2 DescribeInstanceTypes)."""
+
+    disk_type: str  # "ssd" | "hdd"
+    disk_size_gb: float
+    disk_count: int
+    nvme: bool  # NVMe required (SkyPilot's NVMeSupported)
+    max_efa_interfaces: int | None
+
+
+# AWS's P4 page (https://aws.amazon.com/ec2/instance-types/p4/): p4d and p4de carry 8 x 1000 GB NVMe
+# SSD instance storage and 4 x 100 Gbps EFA. Types not listed: empty disk cells (SkyPilot then treats
+# them as having no local disk), never guessed.
+INSTANCE_STORAGE: dict[tuple[str, str], InstanceStorage] = {
+    ("aws", "p4d.24xlarge"): InstanceStorage("ssd", 1000.0, 8, True, 4),
+    ("aws", "p4de.24xlarge"): InstanceStorage("ssd", 1000.0, 8, True, 4),
+}
+
+
 class Shaped(Protocol):
     @property
     def provider(self) -> str: ...

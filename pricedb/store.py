@@ -29,7 +29,7 @@ import duckdb
 
 from pricedb import clock
 from pricedb.fx import FxTable
-from pricedb.models import FxRate, Pricing, Quote, RunStatus
+from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
 from pricedb.queries import ExportAttempt, PublishAttempt, last_export, last_publish
 from pricedb.redact import learn_settings, redact
@@ -108,6 +108,8 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)  # the store adds what the run withdrew and held
     # Offers whose quote in this run the sanity checks rejected: (provider, region, sku, pricing) → why.
     rejected_offers: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
+    # Per region the run surveyed: where its instance types are sold (replaces that region's zones).
+    zones: dict[str, list[InstanceZone]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Every text a run carries passes the one redaction point (pricedb.redact) here, before the
@@ -274,7 +276,20 @@ class PriceStore:
                         "INSERT INTO held_offers VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [[run_id, observation_id, *key, reason] for observation_id, key, reason in held],
                     )
+                self._replace_zones(cur, run, run_id)
         return run_id
+
+    @staticmethod
+    def _replace_zones(cur: duckdb.DuckDBPyConnection, run: RunRecord, run_id: int) -> None:
+        surveyed_at = utc_naive(run.finished_at)
+        for region, offerings in run.zones.items():
+            cur.execute("DELETE FROM instance_zones WHERE provider = ? AND region = ?", [run.provider, region])
+            rows = {(o.sku, o.zone) for o in offerings if o.region == region}
+            if rows:
+                cur.executemany(
+                    "INSERT INTO instance_zones VALUES (?, ?, ?, ?, ?, ?)",
+                    [[run.provider, region, sku, zone, run_id, surveyed_at] for sku, zone in sorted(rows)],
+                )
 
     def _replaced_offers(
         self, cur: duckdb.DuckDBPyConnection, run: RunRecord, covered: list[str]

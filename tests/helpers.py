@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,13 +14,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+import uvicorn
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from collectors import fx_ecb
 from collectors.replay import Replay, serve_replay
 from collectors.runner import RunSummary, collect
-from pricedb.models import FxRate, Pricing, Quote, RunStatus, Unit
+from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, RunRecord, utc_naive
 from tests.conftest import FIXTURES
@@ -56,12 +60,13 @@ def make_run(
     pricings: frozenset[Pricing] | None = None,
     error: str | None = None,
     stale_after_minutes: int = 48 * 60,
+    zones: dict[str, list[InstanceZone]] | None = None,
 ) -> RunRecord:
     covered = pricings if pricings is not None else frozenset(q.pricing for q in quotes) or frozenset(Pricing)
     return RunRecord(
         provider=provider, scope="all", pricings=covered, started_at=finished_at - timedelta(seconds=5),
         finished_at=finished_at, status=status, offline=False, stale_after_minutes=stale_after_minutes,
-        error=error, quotes=quotes if status is RunStatus.OK else [],
+        error=error, quotes=quotes if status is RunStatus.OK else [], zones=zones or {},
     )  # fmt: skip
 
 
@@ -150,3 +155,21 @@ def held_by_another_process(db: Path) -> Iterator[int]:
         yield holder.pid
     finally:
         holder.communicate("", timeout=10)
+
+
+@contextmanager
+def uvicorn_serving(app: FastAPI) -> Iterator[str]:
+    """`app` behind uvicorn (one worker) on a free loopback port, in a thread; yields its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

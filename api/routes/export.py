@@ -96,8 +96,10 @@ async def skypilot(
 ) -> Response:
     """SkyPilot's catalog `vms.csv` for `cloud` (aws, azure, lambda, verda, each with its own column
     set): USD per instance-hour, on-demand `Price` and `SpotPrice` in one row per instance type and
-    region, `GpuInfo` as SkyPilot reads it. gcp, runpod, vast and oci answer 404 with the reason.
-    Stale and sold-out offers are left out unless `include_stale` / `include_unavailable`."""
+    region (aws: per availability zone ID, with disk and EFA columns), `GpuInfo` as SkyPilot reads it.
+    gcp, runpod, vast and oci answer 404 with the reason, and so does aws until its zones were
+    collected (with AWS credentials). Stale and sold-out offers are left out unless `include_stale` /
+    `include_unavailable`."""
     answer = await off_the_loop(state, lambda: skypilot_answer(state, cloud, params), heavy=bool(params.date))
     return file_response(if_none_match, answer)
 

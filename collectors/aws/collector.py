@@ -3,6 +3,8 @@
 - scope `list` (daily): on-demand and standard No Upfront reserved 1yr/3yr from the Price List bulk
   file of each region, https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv
   (no key; hundreds of MB each, streamed and pre-filtered), see collectors.aws.bulk;
+  with them, the zones each type is sold in (EC2 DescribeInstanceTypeOfferings, credentials needed),
+  see collectors.aws.zones;
 - scope `spot` (hourly): EC2 DescribeSpotPriceHistory at https://ec2.{region}.amazonaws.com/ (SigV4, AWS
   credentials from botocore's chain), cheapest zone per region, see collectors.aws.spot.
 
@@ -17,8 +19,8 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-from collectors.aws import bulk, spot
-from collectors.aws.common import PROVIDER
+from collectors.aws import bulk, spot, zones
+from collectors.aws.common import A100_INSTANCE_TYPES, PROVIDER
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import CollectorError, FetchError, MissingCredentials, ParseError
 from collectors.http import Http
@@ -62,12 +64,29 @@ class AwsCollector(Collector):
                         bulk.price_list_url(region), label=f"list:{region}", keep_line=bulk.KeepA100Lines()
                     )
                     fetched.responses.append(raw)
+                await self._fetch_zones(http, fetched)
             if Pricing.SPOT in scope.pricings:
                 await self._fetch_spot(http, fetched, alone=not scope.pricings & LIST_PRICINGS)
         except BaseException:
             fetched.remove_files()  # a failed fetch leaves no half-used temp files behind
             raise
         return fetched
+
+    async def _fetch_zones(self, http: Http, fetched: Fetched) -> None:
+        """The zones each instance type is sold in (collectors.aws.zones), with the list prices: only
+        SkyPilot's catalog needs them, so without credentials or on failure the run only says so."""
+        try:
+            credentials, why = await asyncio.to_thread(spot.resolve_credentials, self.settings)
+        except CollectorError as exc:
+            credentials, why = None, str(exc)
+        if credentials is None:
+            fetched.notes.append(f"availability zones not collected (SkyPilot's AWS catalog needs them): {why}")
+            return
+        for region in self.regions():
+            try:
+                fetched.zones[region] = await zones.fetch_region(http, region, credentials, A100_INSTANCE_TYPES)
+            except CollectorError as exc:
+                fetched.notes.append(f"availability zones for {region} not collected: {exc}")
 
     async def _fetch_spot(self, http: Http, fetched: Fetched, alone: bool) -> None:
         """Spot for every region. Without credentials, or when every region fails, a spot-only run

@@ -9,12 +9,26 @@ but gpuprice's group name for RunPod and the marketplaces (`NVIDIA A100 80GB PCI
 `A100-SXM4-80GB x8`), where gpuhunt writes a GPU id or a host offer id; `provider_data` carries the
 pricing, observation time and source.
 
+`gpu_name` is the card table's `gpuhunt_name` (pricedb.cards: `A100` for 40 and 80GB alike, with
+the size in `gpu_memory`, `H100NVL`, `RTX4090`, `A6000`, … as gpuhunt's providers spell them), the
+model name for a card gpuhunt has no name for; `gpu_vendor` the card's vendor in lower case.
+
+Locations are gpuprice's regions, which are gpuhunt's for aws, azure, lambdalabs and verda (region
+codes such as `us-east-1`, `eastus`, `FIN-01`). Where gpuhunt's own catalog is finer, gpuprice's
+source is not: gcp (gpuhunt lists zones, gpuprice's SKU prices are per region), runpod (gpuhunt lists
+Secure Cloud data centres such as `EU-RO-1` and Community Cloud countries; RunPod's price API as
+gpuprice reads it is RunPod-wide, `global`) and oci (gpuhunt repeats Oracle's price per region;
+gpuprice stores it once, `global`).
+
 Provider names. gpuhunt names some providers differently (`gpuhunt.providers.*.NAME`): Lambda is
-`lambdalabs`, Vast.ai `vastai`, and Verda was `datacrunch` before gpuhunt renamed it. A catalog
-is served under either name and is always written as the file gpuhunt looks for (`lambdalabs.csv`),
-because `GPUHUNT_CATALOG_DIR` reads `<gpuhunt name>.csv`. (gpuhunt's `Catalog` reads local files for
-its offline providers — aws, azure, gcp, lambdalabs, oci, runpod, verda, … —; `vastai` is an online
-provider there, so its file is read with `storage.load`, the same reader.)
+`lambdalabs`, Vast.ai `vastai`; `datacrunch` is Verda's name before gpuhunt renamed it (0.1.34 only
+knows `verda`) and is still served, as a legacy alias. A catalog is always written as the file
+gpuhunt looks for (`lambdalabs.csv`), because `GPUHUNT_CATALOG_DIR` reads `<gpuhunt name>.csv`.
+Which of these gpuhunt reads from files, and how to make it do so offline, is in README.md
+("Feeding other tools"): in short, only its offline providers (aws, azure, gcp, lambdalabs, oci,
+runpod, verda among gpuprice's), with `Catalog(balance_resources=False, auto_reload=False)` and the
+provider named in each query; `vastai` is an online provider there, so its file is read only with
+`gpuhunt._internal.storage.load`.
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import io
 import json
 from collections.abc import Iterable
 
+from pricedb.cards import card
 from pricedb.clock import iso_utc
 from pricedb.formats.foreign import HOURLY, ForeignSheet, UsdPricer
 from pricedb.fx import FxTable
@@ -54,6 +69,18 @@ def resolve(name: str, known: Iterable[str]) -> tuple[str, str] | None:
     return None
 
 
+def gpuhunt_gpu_name(offer: Offer) -> str:
+    """gpuhunt's name for the card (the card table's `gpuhunt_name`), else gpuprice's model name."""
+    known = card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+    return known.gpuhunt_name if known is not None and known.gpuhunt_name else offer.gpu_model
+
+
+def gpuhunt_vendor(offer: Offer) -> str:
+    """gpuhunt's `AcceleratorVendor` value: nvidia, amd, intel (lower case)."""
+    known = card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+    return (known.vendor if known is not None else "NVIDIA").lower()
+
+
 def gpuhunt_csv(offers: Iterable[Offer], provider: str, fx: FxTable) -> ForeignSheet:
     usd = UsdPricer(fx)
     buffer = io.StringIO()
@@ -77,11 +104,11 @@ def gpuhunt_csv(offers: Iterable[Offer], provider: str, fx: FxTable) -> ForeignS
                 "cpu": str(shape.vcpus),
                 "memory": repr(float(shape.memory_gib)),
                 "gpu_count": str(offer.gpu_count),
-                "gpu_name": offer.gpu_model,
+                "gpu_name": gpuhunt_gpu_name(offer),
                 "gpu_memory": repr(float(offer.gpu_memory_gb)),
                 "spot": str(offer.pricing == "spot"),
                 "disk_size": "",
-                "gpu_vendor": "nvidia",
+                "gpu_vendor": gpuhunt_vendor(offer),
                 "flags": "",
                 "cpu_arch": "arm" if shape.arch in ("arm64", "aarch64") else "x86",
                 "provider_data": json.dumps(data, sort_keys=True),

@@ -11,7 +11,7 @@ import io
 import json
 import tempfile
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +32,12 @@ SHEET_COLUMNS: tuple[str, ...] = (
 # Then the GPU slice (empty for whole GPUs): share of one GPU, and the provider's name for the slice.
 HOST_COLUMNS = ("vcpus", "memory_gib")
 
-# DuckDB types for Parquet, in SHEET_COLUMNS order.
+# DuckDB types for Parquet, in SHEET_COLUMNS order. `observed_at` is TIMESTAMP WITH TIME ZONE, which
+# Parquet records as a UTC instant (isAdjustedToUTC=true), as the CSV's "…Z" says.
 _SHEET_TYPES: tuple[str, ...] = (
     "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "INTEGER", "VARCHAR", "VARCHAR",
     "VARCHAR", "DOUBLE", "VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE",
-    "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN", "VARCHAR", "INTEGER", "DOUBLE",
+    "DATE", "TIMESTAMPTZ", "VARCHAR", "BOOLEAN", "VARCHAR", "INTEGER", "DOUBLE",
     "DOUBLE", "VARCHAR",
 )  # fmt: skip
 
@@ -102,14 +103,21 @@ def ndjson_text(rows: Iterable[Sequence[Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in sheet_records(rows))
 
 
+def _aware(value: Any) -> Any:
+    """Stored moments are naive UTC; bound into a TIMESTAMPTZ column they must say so."""
+    return value.replace(tzinfo=UTC) if isinstance(value, datetime) and value.tzinfo is None else value
+
+
 def write_parquet(rows: Sequence[Sequence[Any]], path: Path) -> None:
     """Parquet through an in-memory DuckDB, so no extra dependency is needed."""
     conn = duckdb.connect()
     try:
+        conn.execute("SET TimeZone = 'UTC'")  # a naive moment would otherwise be read in the machine's zone
         definition = ", ".join(f'"{c}" {t}' for c, t in zip(SHEET_COLUMNS, _SHEET_TYPES, strict=True))
         conn.execute(f"CREATE TABLE sheet ({definition})")
         if rows:
-            conn.executemany(f"INSERT INTO sheet VALUES ({', '.join('?' for _ in SHEET_COLUMNS)})", list(rows))
+            aware = [tuple(_aware(value) for value in row) for row in rows]
+            conn.executemany(f"INSERT INTO sheet VALUES ({', '.join('?' for _ in SHEET_COLUMNS)})", aware)
         conn.execute(f"COPY sheet TO '{_sql_path(path)}' (FORMAT parquet)")
     finally:
         conn.close()

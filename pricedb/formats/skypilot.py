@@ -9,9 +9,16 @@ SkyPilot's reader parses with `ast.literal_eval` (`Gpus[0].MemoryInfo.SizeInMiB`
 `TotalGpuMemoryInMiB` the true total for all GPUs — SkyPilot's own Lambda and Vast fetchers write the
 per-GPU figure there; the issue asks for the total). Per cloud:
 
-- **aws** (`fetch_aws.py` USEFUL_COLUMNS): `…, Region, AvailabilityZone, Arch`; `AcceleratorCount`
-  a float (`8.0`). SkyPilot has one row per availability zone; gpuprice knows regions only, so
-  `AvailabilityZone` is empty.
+- **aws** (`fetch_aws.py` USEFUL_COLUMNS): `…, Region, AvailabilityZone, Arch, LocalDiskType,
+  NVMeSupported, LocalDiskSize, LocalDiskCount, MaximumEfaInterfaces`; `AcceleratorCount` a float
+  (`8.0`). One row per (instance type, availability zone ID), the zones from EC2
+  DescribeInstanceTypeOfferings (collectors.aws.zones, stored in `instance_zones`): SkyPilot launches
+  only where these rows say, and its account mapping joins on zone IDs (`use1-az1`). The region's
+  on-demand `Price` is on every zone row; `SpotPrice` only on the zone the spot offer names (gpuprice
+  keeps each region's cheapest zone), so SkyPilot's regional spot price — the cheapest zone's — is
+  gpuprice's. Instance types whose zones are unknown are left out; with no zones at all (never
+  collected with AWS credentials) the catalog is not written (`CatalogUnavailable`). Disk and EFA
+  columns from pricedb.shapes' `INSTANCE_STORAGE`, empty for types it does not list.
 - **azure** (`fetch_azure.py`): `…, Region, Generation`; `AcceleratorCount` an integer. (SkyPilot's
   own Azure fetcher writes a bare accelerator name in `GpuInfo`, which its reader cannot parse; the
   dict form written here is the one the reader understands.)
@@ -19,9 +26,13 @@ per-GPU figure there; the issue asks for the total). Per cloud:
   MemoryGiB, Price, Region, GpuInfo, SpotPrice`; counts and sizes as floats; `GpuInfo` names the GPU
   as the accelerator (`A100-80GB`) with a float `Count`; no spot market, so `SpotPrice` is empty.
 - **verda** (`fetch_verda.py`): `InstanceType, UpstreamCloudId, vCPUs, MemoryGiB, AcceleratorName,
-  AcceleratorCount, GpuInfo, Region, Price, SpotPrice`; A100s are always named with their memory
-  (`A100-80GB`, `A100-40GB`); `GpuInfo` is JSON (double quotes, no `Manufacturer`, integer `Count`),
-  which `ast.literal_eval` reads too; `UpstreamCloudId` repeats the instance type.
+  AcceleratorCount, GpuInfo, Region, Price, SpotPrice`; `GpuInfo` is JSON (double quotes, no
+  `Manufacturer`, integer `Count`), which `ast.literal_eval` reads too; `UpstreamCloudId` repeats the
+  instance type.
+
+Accelerator names are the card table's `skypilot_name` (pricedb.cards: `A100` for 40GB, `A100-80GB`,
+`H100-NVL`, `RTXA5000`, …, as skypilot-catalog v8's `common/accelerators.csv` spells them); a card
+SkyPilot has no name for keeps gpuprice's model name.
 
 Refused (`SKYPILOT_UNSUPPORTED`, each with the reason the API answers): gcp, runpod, vast, oci.
 Shapes: the offer's own (from its source), else pricedb.shapes' table; unknown → empty cells.
@@ -32,35 +43,42 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from pricedb.cards import MODEL_FACTS
+from pricedb.cards import card
 from pricedb.formats.foreign import HOURLY, ForeignSheet, UsdPricer
 from pricedb.fx import FxTable
 from pricedb.queries import Offer
-from pricedb.shapes import HostShape, host_shape
+from pricedb.shapes import INSTANCE_STORAGE, HostShape, host_shape
 
 _BASE = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
          "SpotPrice", "Region")  # fmt: skip
+_AWS_DISKS = ("LocalDiskType", "NVMeSupported", "LocalDiskSize", "LocalDiskCount", "MaximumEfaInterfaces")
+# The zone ID in an AWS spot offer's notes ("cheapest of 4 zones: us-east-1d (use1-az1)", collectors.aws.spot).
+_ZONE_ID = re.compile(r"\b([a-z]{2,}\d+-az\d+)\b")
+
+ZonesOf = Mapping[tuple[str, str], list[str]]  # (region, instance type) → zone IDs, pricedb.queries.instance_zones
+
+
+class CatalogUnavailable(Exception):
+    """This cloud's catalog cannot be written from what gpuprice holds now; `str()` says why."""
 
 
 def _num(value: float | int) -> str:
     return repr(float(value))
 
 
-def skypilot_accelerator_name(model: str, memory_gb: float) -> str:
-    """SkyPilot's names: the model's smallest size is the bare name (`A100`), others carry it (`A100-80GB`)."""
-    facts = MODEL_FACTS.get(model)
-    if facts is None or memory_gb == min(facts.memory_sizes_gb):
-        return model
-    return f"{model}-{memory_gb:g}GB"
+def skypilot_accelerator_name(model: str, memory_gb: float, form_factor: str | None = None) -> str:
+    """SkyPilot's name for the card (the card table's `skypilot_name`), else gpuprice's model name."""
+    known = card(model, memory_gb, form_factor)
+    return known.skypilot_name if known is not None and known.skypilot_name else model
 
 
-def verda_accelerator_name(model: str, memory_gb: float) -> str:
-    """Verda's catalog names every A100 with its memory (`A100-40GB` too); other GPUs as SkyPilot does."""
-    return f"{model}-{memory_gb:g}GB" if model == "A100" else skypilot_accelerator_name(model, memory_gb)
+def _accelerator(offer: Offer) -> str:
+    return skypilot_accelerator_name(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
 
 
 def _per_gpu_mib(offer: Offer) -> int:
@@ -70,7 +88,8 @@ def _per_gpu_mib(offer: Offer) -> int:
 def _gpu_info_dict(offer: Offer, name: str, count: float | int, manufacturer: bool) -> dict[str, Any]:
     gpu: dict[str, Any] = {"Name": name}
     if manufacturer:
-        gpu["Manufacturer"] = "NVIDIA"
+        known = card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+        gpu["Manufacturer"] = known.vendor if known is not None else "NVIDIA"
     gpu.update(Count=count, MemoryInfo={"SizeInMiB": _per_gpu_mib(offer)})
     return {"Gpus": [gpu], "TotalGpuMemoryInMiB": _per_gpu_mib(offer) * offer.gpu_count}
 
@@ -81,21 +100,19 @@ def skypilot_gpu_info(offer: Offer) -> str:
 
 
 def _lambda_gpu_info(offer: Offer) -> str:
-    name = skypilot_accelerator_name(offer.gpu_model, offer.gpu_memory_gb)
-    return repr(_gpu_info_dict(offer, name, float(offer.gpu_count), manufacturer=True))
+    return repr(_gpu_info_dict(offer, _accelerator(offer), float(offer.gpu_count), manufacturer=True))
 
 
 def _verda_gpu_info(offer: Offer) -> str:
-    name = verda_accelerator_name(offer.gpu_model, offer.gpu_memory_gb)
-    return json.dumps(_gpu_info_dict(offer, name, offer.gpu_count, manufacturer=False))
+    return json.dumps(_gpu_info_dict(offer, _accelerator(offer), offer.gpu_count, manufacturer=False))
 
 
 @dataclass(frozen=True)
 class Layout:
     columns: tuple[str, ...]
     gpu_info: Callable[[Offer], str]
-    accelerator: Callable[[str, float], str] = skypilot_accelerator_name
     count_as_float: bool = True
+    per_zone: bool = False
 
 
 _LAMBDA = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "Region", "GpuInfo",
@@ -103,12 +120,21 @@ _LAMBDA = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "Memo
 _VERDA = ("InstanceType", "UpstreamCloudId", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "GpuInfo",
           "Region", "Price", "SpotPrice")  # fmt: skip
 LAYOUTS: dict[str, Layout] = {
-    "aws": Layout((*_BASE, "AvailabilityZone", "Arch"), skypilot_gpu_info),
+    "aws": Layout((*_BASE, "AvailabilityZone", "Arch", *_AWS_DISKS), skypilot_gpu_info, per_zone=True),
     "azure": Layout((*_BASE, "Generation"), skypilot_gpu_info, count_as_float=False),
     "lambda": Layout(_LAMBDA, _lambda_gpu_info),
-    "verda": Layout(_VERDA, _verda_gpu_info, accelerator=verda_accelerator_name),
+    "verda": Layout(_VERDA, _verda_gpu_info),
 }
 SKYPILOT_COLUMNS: dict[str, list[str]] = {cloud: list(layout.columns) for cloud, layout in LAYOUTS.items()}
+# Clouds whose catalog needs the zones each instance type is sold in (collected with credentials).
+ZONED_CLOUDS = frozenset(cloud for cloud, layout in LAYOUTS.items() if layout.per_zone)
+
+NO_AWS_ZONES = (
+    "SkyPilot launches AWS instances only in the availability zones its catalog lists, and gpuprice has not "
+    "collected AWS's zones: they come from EC2 DescribeInstanceTypeOfferings, which needs AWS credentials "
+    "(GPUPRICE_AWS_ACCESS_KEY_ID and GPUPRICE_AWS_SECRET_ACCESS_KEY, or botocore's chain); run `gpuprice collect "
+    "aws` with credentials, and the catalog is written with one row per instance type and zone"
+)
 
 SKYPILOT_UNSUPPORTED = {
     "gcp": "SkyPilot's GCP catalog prices the host (vCPU+RAM) and the GPUs in separate rows; gpuprice stores "
@@ -125,47 +151,86 @@ SKYPILOT_UNSUPPORTED = {
 }
 
 
-def skypilot_vms_csv(offers: Iterable[Offer], cloud: str, fx: FxTable) -> ForeignSheet:
+@dataclass
+class _Entry:
+    """One (instance type, region): its on-demand and spot offers, USD per hour."""
+
+    offer: Offer
+    prices: dict[str, float] = field(default_factory=dict)
+    spot_notes: str | None = None
+
+
+def skypilot_vms_csv(offers: Iterable[Offer], cloud: str, fx: FxTable, zones: ZonesOf | None = None) -> ForeignSheet:
+    """The catalog of `cloud`. `zones` (region, instance type) → zone IDs is needed for the clouds
+    in ZONED_CLOUDS; without any, `CatalogUnavailable` says why the catalog cannot be written."""
     layout = LAYOUTS[cloud]
+    if layout.per_zone and not zones:
+        raise CatalogUnavailable(NO_AWS_ZONES)
     usd = UsdPricer(fx)
-    merged: dict[tuple[str, str], dict[str, Offer | float]] = {}
+    merged: dict[tuple[str, str], _Entry] = {}
     for offer in offers:
         if offer.provider != cloud or offer.pricing not in HOURLY:
             continue
         price = usd(offer)
         if price is None:
             continue
-        entry = merged.setdefault((offer.sku, offer.region), {})
-        entry[offer.pricing] = price
-        if "offer" not in entry or offer.pricing == "on_demand":
-            entry["offer"] = offer
+        entry = merged.setdefault((offer.sku, offer.region), _Entry(offer))
+        entry.prices[offer.pricing] = price
+        if offer.pricing == "on_demand":
+            entry.offer = offer
+        else:
+            entry.spot_notes = offer.notes
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(layout.columns)
-    unknown_shapes = 0
-    for key in sorted(merged):
-        entry = merged[key]
-        offer = entry["offer"]
-        assert isinstance(offer, Offer)
-        shape = host_shape(offer)
+    unknown_shapes = rows = 0
+    zoneless: list[str] = []
+    spot_unplaced = 0
+    for (sku, region), entry in sorted(merged.items()):
+        shape = host_shape(entry.offer)
         unknown_shapes += shape is None
-        values = _row(layout, offer, shape, entry)
-        writer.writerow([values[c] for c in layout.columns])
+        values = _row(layout, entry, shape)
+        if not layout.per_zone:
+            writer.writerow([values[c] for c in layout.columns])
+            rows += 1
+            continue
+        zone_ids = (zones or {}).get((region, sku))
+        if not zone_ids:
+            zoneless.append(f"{sku} in {region}")
+            continue
+        spot_zone = _spot_zone(entry.spot_notes)
+        spot_unplaced += "spot" in entry.prices and spot_zone not in zone_ids
+        for zone in zone_ids:
+            row = {**values, "AvailabilityZone": zone}
+            if zone != spot_zone:
+                row["SpotPrice"] = ""
+            writer.writerow([row[c] for c in layout.columns])
+            rows += 1
     notes = usd.notes()
     if unknown_shapes:
         notes.append(f"{unknown_shapes} instance types without a known vCPU/RAM shape: vCPUs and MemoryGiB empty")
-    if "AvailabilityZone" in layout.columns and merged:
-        notes.append("AvailabilityZone is empty: gpuprice records prices per region, not per zone")
-    return ForeignSheet(buffer.getvalue(), len(merged), notes)
+    if zoneless:
+        notes.append(f"left out, their availability zones not collected: {', '.join(zoneless)}")
+    if spot_unplaced:
+        notes.append(f"{spot_unplaced} spot prices left out: their zone is not among the type's collected zones")
+    if layout.per_zone and merged:
+        notes.append("SpotPrice is on the cheapest zone only (the zone gpuprice's spot offer names)")
+    return ForeignSheet(buffer.getvalue(), rows, notes)
 
 
-def _row(layout: Layout, offer: Offer, shape: HostShape | None, entry: dict[str, Offer | float]) -> dict[str, str]:
+def _spot_zone(notes: str | None) -> str | None:
+    found = _ZONE_ID.search(notes or "")
+    return found.group(1) if found else None
+
+
+def _row(layout: Layout, entry: _Entry, shape: HostShape | None) -> dict[str, str]:
+    offer, prices = entry.offer, entry.prices
     count = float(offer.gpu_count) if layout.count_as_float else offer.gpu_count
-    prices = {pricing: value for pricing, value in entry.items() if not isinstance(value, Offer)}
+    storage = INSTANCE_STORAGE.get((offer.provider, offer.sku))
     return {
         "InstanceType": offer.sku,
         "UpstreamCloudId": offer.sku,
-        "AcceleratorName": layout.accelerator(offer.gpu_model, offer.gpu_memory_gb),
+        "AcceleratorName": _accelerator(offer),
         "AcceleratorCount": repr(count),
         "vCPUs": _num(shape.vcpus) if shape else "",
         "MemoryGiB": _num(shape.memory_gib) if shape else "",
@@ -176,4 +241,9 @@ def _row(layout: Layout, offer: Offer, shape: HostShape | None, entry: dict[str,
         "AvailabilityZone": "",
         "Arch": shape.arch if shape else "",
         "Generation": (shape.generation or "") if shape else "",
+        "LocalDiskType": storage.disk_type if storage else "",
+        "NVMeSupported": str(storage.nvme) if storage else "False",
+        "LocalDiskSize": _num(storage.disk_size_gb) if storage else "",
+        "LocalDiskCount": _num(storage.disk_count) if storage else "",
+        "MaximumEfaInterfaces": _num(storage.max_efa_interfaces) if storage and storage.max_efa_interfaces else "",
     }

@@ -22,11 +22,13 @@ DATA_FOLDER = "data"
 # A run id, an ISO date, or open. Names and bounds come from outside (a bucket, a web server): each is
 # checked for what it may be, so no manifest can name a file outside the snapshot or another table.
 Bound = int | Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None
-Family = Literal["runs", "offers", "fx_rates", "digests"]
+Family = Literal["runs", "offers", "fx_rates", "digests", "zones"]
 
 
 class FileEntry(BaseModel):
-    table: Literal["runs", "observations", "held_offers", "offers", "fx_rates", "digests", "deliveries"]
+    table: Literal[
+        "runs", "observations", "held_offers", "offers", "fx_rates", "digests", "deliveries", "instance_zones"
+    ]
     # relative to the snapshot's root (the folder, the bucket's prefix, the URL)
     path: Annotated[str, StringConstraints(pattern=r"^data/[a-z_]+/[A-Za-z0-9_-][A-Za-z0-9_.-]*\.parquet$")]
     rows: int = Field(ge=0)

@@ -10,7 +10,7 @@ A publish after every run must add only what is new, so the append-only history 
   (or a day whose hours become one file at midnight) just moves the ranges: the signatures change,
   the files are written again, and every run is in exactly one partition.
 - **FX rates** and **digests** (with their deliveries): by month of their date;
-- **current offers**: whole.
+- **current offers** and the **instance zones** (what SkyPilot's AWS catalog needs): whole.
 
 A partition's signature is its row count and an XOR of its rows' hashes over the columns that can
 change (a run's export outcome, a digest rebuilt): a publish writes the partitions whose signature
@@ -61,7 +61,8 @@ DIGESTS = Family(
     "digests",
     (Table("digests", "date", "date"), Table("deliveries", "digest_date", "digest_date, attempted_at, target")),
 )
-FAMILIES = {family.name: family for family in (RUNS, OFFERS, FX_RATES, DIGESTS)}
+ZONES = Family("zones", (Table("instance_zones", None, "provider, region, sku, zone"),))
+FAMILIES = {family.name: family for family in (RUNS, OFFERS, FX_RATES, DIGESTS, ZONES)}
 
 
 @dataclass(frozen=True)
@@ -166,9 +167,13 @@ def plan(cur: duckdb.DuckDBPyConnection, now: datetime) -> tuple[list[Slice], in
         "SELECT strftime(digest_date, '%Y-%m'), count(*), "
         "bit_xor(hash(digest_date, target, attempted_at, status, error)) FROM deliveries GROUP BY 1",
     )
+    zones = cur.execute("SELECT count(*), bit_xor(hash(provider, region, sku, zone, run_id)) FROM instance_zones")
+    zoned = zones.fetchone()
+    assert zoned is not None
     return [
         *run_slices,
         Slice(OFFERS.name, "all", None, None, f"{offers[0]}:{offers[1] or 0:016x}"),
+        Slice(ZONES.name, "all", None, None, f"{zoned[0]}:{zoned[1] or 0:016x}"),
         *_month_slices(FX_RATES, [fx]),
         *_month_slices(DIGESTS, [digests, deliveries]),
     ], last_run_id

@@ -94,6 +94,12 @@ def test_the_wheel_carries_every_recording(wheel: Path) -> None:
         if path.is_file() and "__pycache__" not in path.parts
     }
     assert recordings <= names, sorted(recordings - names)
+    pages = {
+        path.relative_to(ROOT).as_posix()
+        for folder in ("templates", "static")
+        for path in (ROOT / "api" / "web" / folder).iterdir()
+    }
+    assert pages and pages <= names, sorted(pages - names)  # the pages' templates and assets
     assert "fixtures/README.md" in names and "fixtures/__init__.py" in names
     assert not [name for name in names if name.startswith("tests/") or name.endswith("build_fixtures.py")]
 
@@ -155,10 +161,17 @@ def test_an_installed_wheel_serves_offline_outside_the_checkout(wheel: Path, tmp
         assert totals == sorted(totals) and totals[0] > 0
         assert all(o["gpu_memory_gb"] * o["gpu_count"] >= 60 for o in options)
         assert {o["provider"] for o in options} <= set(COLLECTORS)
+        browser = urllib.request.Request(f"{url}/", headers={"Accept": "text/html"})
+        with urllib.request.urlopen(browser, timeout=10) as response:  # the market page, from the wheel's templates
+            assert response.headers["content-type"] == "text/html; charset=utf-8"
+            page = response.read().decode()
+        assert '<table id="market"' in page and page.count("<tr data-k=") == len(_get_json(f"{url}/offers")["offers"])
+        with urllib.request.urlopen(f"{url}/static/app.js", timeout=10) as response:
+            assert response.status == 200 and response.read()
     finally:
         server.send_signal(signal.SIGTERM)
         try:
-            server.wait(timeout=20)
+            server.wait(timeout=60)  # a clean stop; a loaded machine may take a while
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()

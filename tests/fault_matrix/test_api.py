@@ -11,7 +11,6 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,7 +19,6 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from fastapi.testclient import TestClient
 from schemathesis.config import SchemathesisConfig
 
@@ -33,7 +31,7 @@ from pricedb import clock
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.conftest import OfflineRound
-from tests.helpers import assert_422_naming
+from tests.helpers import assert_422_naming, uvicorn_serving
 
 # ----- the OpenAPI document tells the truth: schemathesis, every check ----------------------------
 # Bounded and deterministic: a fixed seed and a few dozen examples per operation and phase, so the
@@ -107,26 +105,6 @@ def market_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-@contextmanager
-def uvicorn_serving(settings: Settings) -> Iterator[str]:
-    """The real app behind uvicorn (one worker) on a free loopback port, in a thread."""
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, schedule=False), host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-
-
 HEAVY = "/offers/history?since=2000-01-01&limit=500"
 
 
@@ -143,7 +121,7 @@ def test_healthz_answers_while_heavy_history_questions_run(market_db: Path, tmp_
     in_flight = [0]
     lock = threading.Lock()
     enough = threading.Event()
-    with uvicorn_serving(settings) as base:
+    with uvicorn_serving(create_app(settings, schedule=False)) as base:
 
         def ask_heavy() -> None:
             with httpx.Client(base_url=base, timeout=120) as client:

@@ -17,14 +17,15 @@ from fastapi.testclient import TestClient
 from api.cli import main as cli
 from pricedb.formats.exports import write_current_exports
 from pricedb.formats.sheet import SHEET_COLUMNS
-from pricedb.models import Availability, Pricing, RunStatus, Unit
+from pricedb.models import Availability, InstanceZone, Pricing, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.helpers import NOW, make_quote, make_run, seed_fx, serving
 
 # skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py and fetch_azure.py USEFUL_COLUMNS.
 SKYPILOT_AWS = ["InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
-                "SpotPrice", "Region", "AvailabilityZone", "Arch"]  # fmt: skip
+                "SpotPrice", "Region", "AvailabilityZone", "Arch", "LocalDiskType", "NVMeSupported", "LocalDiskSize",
+                "LocalDiskCount", "MaximumEfaInterfaces"]  # fmt: skip
 SKYPILOT_AZURE = ["InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
                   "SpotPrice", "Region", "Generation"]  # fmt: skip
 
@@ -37,14 +38,20 @@ def seeded(store: PriceStore) -> PriceStore:
             "aws",
             [
                 make_quote(),  # p4d 8×40GB 21.957642 USD/h
-                make_quote(pricing=Pricing.SPOT, price=8.1915),
+                make_quote(pricing=Pricing.SPOT, price=8.1915, notes="cheapest of 2 zones: us-east-1a (use1-az2)"),
                 make_quote(sku="p4de.24xlarge", gpu_memory_gb=80.0, price=27.44705),
                 make_quote(sku="p4de.24xlarge", gpu_memory_gb=80.0, price=17.4, pricing=Pricing.RESERVED_1Y),
-                make_quote(region="us-west-2", pricing=Pricing.SPOT, price=7.9992),  # spot only in this region
+                make_quote(region="us-west-2", pricing=Pricing.SPOT, price=7.9992,  # spot only in this region
+                           notes="only zone: us-west-2b (usw2-az1)"),
                 make_quote(sku="p5.48xlarge", gpu_memory_gb=80.0, price=55.04),  # host shape not in the table
             ],
+            zones={"us-east-1": [InstanceZone("us-east-1", "p4d.24xlarge", "use1-az1"),
+                                 InstanceZone("us-east-1", "p4d.24xlarge", "use1-az2"),
+                                 InstanceZone("us-east-1", "p4de.24xlarge", "use1-az4"),
+                                 InstanceZone("us-east-1", "p5.48xlarge", "use1-az1")],
+                   "us-west-2": [InstanceZone("us-west-2", "p4d.24xlarge", "usw2-az1")]},
         )
-    )
+    )  # fmt: skip
     store.record_run(
         make_run(
             "azure",
@@ -108,6 +115,24 @@ def test_json_ndjson_and_parquet_keep_the_column_order(client: TestClient, tmp_p
     )
 
 
+def test_parquet_observed_at_is_a_utc_instant_like_the_csvs(client: TestClient, tmp_path: Path) -> None:
+    path = tmp_path / "sheet.parquet"
+    path.write_bytes(client.get("/export?format=parquet&provider=aws").content)
+    conn = duckdb.connect()
+    conn.execute("SET TimeZone = 'Asia/Shanghai'")  # the reader's zone must not move the instant
+    (logical,) = conn.execute(
+        "SELECT logical_type FROM parquet_schema(?) WHERE name = 'observed_at'", [str(path)]
+    ).fetchone()
+    assert "isAdjustedToUTC=1" in logical.replace(" ", "")  # Parquet's TIMESTAMP(isAdjustedToUTC=true)
+    stamps = conn.execute(
+        "SELECT sku, pricing, region, strftime(observed_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
+        "FROM read_parquet(?)",
+        [str(path)],
+    ).fetchall()
+    sheet = csv.DictReader(io.StringIO(client.get("/export?format=csv&provider=aws").text))
+    assert sorted(stamps) == sorted((r["sku"], r["pricing"], r["region"], r["observed_at"]) for r in sheet)
+
+
 def test_validators_follow_the_data(client: TestClient, seeded: PriceStore) -> None:
     first = client.get("/export?format=csv&provider=aws")
     etag, modified = first.headers["etag"], first.headers["last-modified"]
@@ -162,25 +187,49 @@ def test_skypilot_vms_csv_reads_back_by_column_name(client: TestClient) -> None:
     assert response.headers["content-disposition"] == 'attachment; filename="vms.csv"'
     reader = csv.DictReader(io.StringIO(response.text))
     assert reader.fieldnames == SKYPILOT_AWS
-    rows = {(r["InstanceType"], r["Region"]): r for r in reader}
-    # One row per (instance type, region): on-demand and spot merged; reserved offers are not SkyPilot's.
-    assert set(rows) == {("p4d.24xlarge", "us-east-1"), ("p4d.24xlarge", "us-west-2"), ("p4de.24xlarge", "us-east-1"),
-                         ("p5.48xlarge", "us-east-1")}  # fmt: skip
-    p4d = rows[("p4d.24xlarge", "us-east-1")]
-    assert float(p4d["Price"]) == 21.957642 and float(p4d["SpotPrice"]) == 8.1915
+    rows = {(r["InstanceType"], r["Region"], r["AvailabilityZone"]): r for r in reader}
+    # One row per (instance type, zone ID): on-demand and spot merged; reserved offers are not SkyPilot's.
+    assert set(rows) == {("p4d.24xlarge", "us-east-1", "use1-az1"), ("p4d.24xlarge", "us-east-1", "use1-az2"),
+                         ("p4de.24xlarge", "us-east-1", "use1-az4"), ("p4d.24xlarge", "us-west-2", "usw2-az1"),
+                         ("p5.48xlarge", "us-east-1", "use1-az1")}  # fmt: skip
+    cheapest, other = rows[("p4d.24xlarge", "us-east-1", "use1-az2")], rows[("p4d.24xlarge", "us-east-1", "use1-az1")]
+    assert float(cheapest["Price"]) == float(other["Price"]) == 21.957642  # on-demand: the region's, every zone
+    assert float(cheapest["SpotPrice"]) == 8.1915 and other["SpotPrice"] == ""  # spot: the zone the offer names
+    p4d = cheapest
     assert (p4d["AcceleratorName"], float(p4d["AcceleratorCount"]), float(p4d["vCPUs"]), float(p4d["MemoryGiB"])) == (
         "A100", 8.0, 96.0, 1152.0
     )  # fmt: skip
+    assert [p4d[c] for c in SKYPILOT_AWS[-5:]] == ["ssd", "True", "1000.0", "8.0", "4.0"]  # disks and EFA
     info = ast.literal_eval(p4d["GpuInfo"])  # how SkyPilot's list_accelerators reads it
     assert info["Gpus"][0]["MemoryInfo"]["SizeInMiB"] == 40960 and info["TotalGpuMemoryInMiB"] == 8 * 40960
     assert info["Gpus"][0]["Count"] == 8 and info["Gpus"][0]["Name"] == "A100"
-    p4de = rows[("p4de.24xlarge", "us-east-1")]
+    p4de = rows[("p4de.24xlarge", "us-east-1", "use1-az4")]
     assert p4de["AcceleratorName"] == "A100-80GB" and p4de["SpotPrice"] == ""  # no spot price: empty
     assert ast.literal_eval(p4de["GpuInfo"])["TotalGpuMemoryInMiB"] == 8 * 81920
-    west = rows[("p4d.24xlarge", "us-west-2")]
+    west = rows[("p4d.24xlarge", "us-west-2", "usw2-az1")]
     assert west["Price"] == "" and float(west["SpotPrice"]) == 7.9992
-    assert rows[("p5.48xlarge", "us-east-1")]["vCPUs"] == ""  # unknown host shape: empty, not guessed
+    p5 = rows[("p5.48xlarge", "us-east-1", "use1-az1")]
+    assert p5["vCPUs"] == "" and p5["LocalDiskType"] == ""  # unknown host shape and disks: empty, not guessed
     assert "vCPUs and MemoryGiB empty" in response.headers["x-gpuprice-notes"]
+
+
+def test_without_aws_zones_the_aws_catalog_is_refused_with_the_reason(store: PriceStore, settings: Settings) -> None:
+    seed_fx(store)
+    store.record_run(make_run("aws", [make_quote()]))  # collected without credentials: no zones
+    with serving(settings, store, NOW + timedelta(minutes=5)) as client:
+        response = client.get("/export/skypilot/aws/vms.csv")
+    assert response.status_code == 404
+    message = response.json()["errors"][0]["message"]
+    assert "availability zones" in message and "DescribeInstanceTypeOfferings" in message and "credentials" in message
+    folder = settings.export_path
+    (folder / "skypilot" / "aws").mkdir(parents=True)
+    (folder / "skypilot" / "aws" / "vms.csv").write_text("an older catalog\n")
+    paths = write_current_exports(store, settings, NOW + timedelta(minutes=5))
+    assert (
+        folder / "skypilot" / "aws" / "vms.csv" not in paths and not (folder / "skypilot" / "aws" / "vms.csv").exists()
+    )
+    assert "AWS credentials" in (folder / "skypilot" / "aws" / "NOT_WRITTEN.txt").read_text()
+    assert (folder / "skypilot" / "lambda" / "vms.csv").exists()  # the other clouds' catalogs are written
 
 
 def test_skypilot_azure_layout_converts_non_usd_and_leaves_out_sold_out(client: TestClient) -> None:

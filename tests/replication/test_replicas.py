@@ -43,8 +43,8 @@ from tests.conftest import FIXTURES
 from tests.support.seaweedfs import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs
 
 ROOT = Path(__file__).resolve().parents[2]
-POLL_S = 0.5
-STALE_AFTER_S = 4.0
+POLL_S = 2.0  # the bound is one poll + 1 s: a shorter poll leaves too little room on a loaded two-core machine
+STALE_AFTER_S = 6.0
 BUCKET, PREFIX = "prices", "gpuprice"
 PUBLIC_URL = "http://prices.example.test"  # the Atom feed's links, the same from every process
 QUESTIONS = [
@@ -55,7 +55,7 @@ QUESTIONS = [
     "/providers",
     "/export?format=csv",
     "/export?format=parquet",
-    "/export/skypilot/aws/vms.csv",
+    "/export/skypilot/azure/vms.csv",  # aws needs zones, which this manual-only round has not collected
     "/digest?date=2026-11-20&format=md",
     "/digest.atom",
 ]
@@ -391,7 +391,8 @@ def test_with_every_source_down_replicas_keep_answering_and_say_how_old(cluster:
         snapshot = health["snapshot"]
         assert snapshot["version"] == version and snapshot["age_s"] > STALE_AFTER_S
         (problem,) = health["problems"]
-        said = rf"snapshot {version} is \d+ s old, past GPUPRICE_REPLICA_STALE_AFTER_S \(4 s\); the source: (.+)"
+        past = rf"past GPUPRICE_REPLICA_STALE_AFTER_S \({STALE_AFTER_S:g} s\)"
+        said = rf"snapshot {version} is \d+ s old, {past}; the source: (.+)"
         assert (match := re.fullmatch(said, problem)) and match[1] == snapshot["error"]
         assert snapshot["error"].startswith(snapshot["source"])
         for question in QUESTIONS:

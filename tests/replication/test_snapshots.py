@@ -55,8 +55,9 @@ def loader_of(replica_store: PriceStore, folder: Path) -> SnapshotLoader:
 
 
 def test_a_replica_holds_and_answers_exactly_what_the_collector_does(
-    offline_store: PriceStore, replica_store: PriceStore, tmp_path: Path
+    offline_store: PriceStore, replica_store: PriceStore, tmp_path: Path, frozen_clock: datetime
 ) -> None:
+    # Pinned: history's default `until` is now, which must be the same instant for both apps.
     target = tmp_path / "published"
     published = publish(offline_store, [FolderStorage(target, writable=True)], timedelta(days=1))
     loader = loader_of(replica_store, target)
@@ -66,12 +67,14 @@ def test_a_replica_holds_and_answers_exactly_what_the_collector_does(
     for table in TABLES:
         assert rows(replica_store, table) == rows(offline_store, table), table
     assert rows(replica_store, "observations") and rows(replica_store, "fx_rates")  # not two empty tables
+    assert rows(replica_store, "instance_zones")  # the AWS zones SkyPilot's catalog needs
     assert loader.check() is Check.UNCHANGED  # the folder's manifest is the same file: nothing read
     questions = ["/cheapest?mem=60GB&hours=200", "/offers?sort=cny_per_gb_hour", "/providers", "/export?format=csv",
-                 "/offers/history?since=2020-01-01", "/export/gpuhunt/lambda.csv",
+                 "/offers/history?since=2020-01-01", "/export/gpuhunt/lambda.csv", "/export/skypilot/aws/vms.csv",
                  "/digest?date=2026-11-28"]  # fmt: skip
     answers = {}
-    with clock.pinned(clock.now()):  # a digest built on demand says when: the same second for both
+    # both asked at one moment: history's default `until` is "now", and a digest built on demand says when
+    with clock.pinned(clock.now()):
         for store in (offline_store, replica_store):
             app = create_app(offline_store.settings, store=store, schedule=False)
             with TestClient(app) as client:

@@ -3,8 +3,9 @@ a test may ask for before it starts.
 
     python -m tests.support.collector_process [--providers fx,manual] [--die-before-manifest] -- serve …
 
-- `--providers a,b`: the start-up round and the schedule collect only these providers (a round of
-  every provider takes seconds the test does not need); `/providers` still knows them all.
+- `--providers a,b`: the start-up round collects only these providers (a round of every provider
+  takes seconds the test does not need); the schedule, and so `/providers`, still has them all, as
+  the replicas' (started with the same settings) do.
 - `--die-before-manifest`: the process kills itself (SIGKILL: no clean-up, as a power cut or the OOM
   killer would) at its first publish, once every new data file is uploaded to every target and
   before any manifest is written: the moment a reader could be shown half a snapshot if the manifest
@@ -18,7 +19,7 @@ import signal
 import sys
 
 from api.cli import main
-from collectors import runner, schedule
+from collectors import runner
 from pricedb.replication import storage
 
 
@@ -30,7 +31,6 @@ def prepare(providers: list[str], die_before_manifest: bool) -> None:
     if providers:
         chosen = {name: runner.COLLECTORS[name] for name in providers if name in runner.COLLECTORS}
         runner.COLLECTORS = chosen  # type: ignore[misc]
-        schedule.COLLECTORS = chosen  # type: ignore[misc]
     if die_before_manifest:
         storage.FolderStorage.write = _die  # type: ignore[method-assign]
         storage.S3Storage.write = _die  # type: ignore[method-assign]

@@ -1,0 +1,191 @@
+"""Rendering a page: the Jinja2 templates and static assets inside this package, the request's
+language and query, and the response every page gets.
+
+Every page carries `Content-Security-Policy: default-src 'self'`, so a browser refuses anything
+from another origin (and inline scripts and styles): the pages need nothing but gpuprice. Static
+assets are named with a hash of their bytes (`/static/app.js?v=…`), so they can be cached for a
+day and still change at once when gpuprice does. HTML is sent gzip-compressed to clients that take
+it (every browser), which keeps the market page of thousands of offers small."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus, urlencode
+
+from fastapi import Request
+from fastapi.responses import Response
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
+from api.web.money import amount
+from api.web.table import moment, number, plain
+from pricedb.version import VERSION
+
+HERE = Path(__file__).parent
+CSP = "default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+PAGE_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Vary": "Accept, Accept-Encoding, Accept-Language",
+}
+STATIC_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+GZIP_LEVEL = 4  # 2,000 offers: 6 is 15% smaller but twice as slow
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    media_type: str
+    etag: str
+
+
+@cache
+def assets() -> dict[str, Asset]:
+    found = {}
+    for path in sorted((HERE / "static").iterdir()):
+        if path.suffix in STATIC_TYPES:
+            body = path.read_bytes()
+            found[path.name] = Asset(body, STATIC_TYPES[path.suffix], hashlib.sha256(body).hexdigest()[:16])
+    return found
+
+
+def static_url(name: str) -> str:
+    return f"/static/{name}?v={assets()[name].etag}"
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html", "svg"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters.update(moment=moment, number=number, amount=amount, plain=plain)
+    env.globals.update(static=static_url, version=VERSION, languages=LANGUAGES, language_names=LANGUAGE_NAMES)
+    return env
+
+
+@lru_cache(maxsize=8192)
+def _quoted(value: str) -> str:
+    return quote_plus(value, safe=",")
+
+
+def query_string(params: Iterable[tuple[str, Any]]) -> str:
+    """A query string of the given pairs, leaving out empty values (an empty value means "not given")."""
+    kept = [(k, v) for k, v in params if v is not None and v != ""]
+    return ("?" + urlencode(kept, safe=",")) if kept else ""  # commas stay readable: lists are comma lists
+
+
+@dataclass
+class Page:
+    """One request for a page: its path and query (as given, repeated keys kept), its language."""
+
+    path: str
+    items: list[tuple[str, str]]
+    lang: str
+    lang_given: bool  # the URL named the language, so links keep naming it
+    offline: bool = False
+    words: Words = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.words = Words(self.lang)
+
+    @classmethod
+    def of(cls, request: Request, offline: bool = False) -> Page:
+        items = list(request.query_params.multi_items())
+        asked = next((v for k, v in reversed(items) if k == "lang"), None)
+        lang = negotiate(asked, request.headers.get("accept-language"))
+        return cls(request.url.path, items, lang, bool(asked) and asked.strip().lower() == lang, offline)
+
+    def values(self) -> dict[str, list[str]]:
+        """Each parameter's values in order (a checkbox group sends one per box)."""
+        found: dict[str, list[str]] = {}
+        for key, value in self.items:
+            found.setdefault(key, []).append(value)
+        return found
+
+    def link(self, path: str, params: Iterable[tuple[str, Any]] = ()) -> str:
+        """A link to another page (or this one), keeping the language if the URL named it."""
+        pairs = [(k, v) for k, v in params if k != "lang"]
+        if self.lang_given:
+            pairs.append(("lang", self.lang))
+        return path + query_string(pairs)
+
+    def offer_link(self, row: Mapping[str, Any]) -> str:
+        """The offer page of an answer's row (an offer, an option, a digest's line); quick, as the
+        market page makes thousands."""
+        link = (
+            f"/offer?provider={_quoted(row['provider'])}&region={_quoted(row['region'])}&sku={_quoted(row['sku'])}"
+            f"&pricing={_quoted(row['pricing'])}"
+        )
+        if row.get("gpu_model"):
+            link += f"&gpu={_quoted(row['gpu_model'])}"
+        return link + (f"&lang={self.lang}" if self.lang_given else "")
+
+    def here(self, **changes: Any) -> str:
+        """This page with some parameters replaced (None: removed)."""
+        pairs = [(k, v) for k, v in self.items if k not in changes]
+        pairs += [(k, v) for k, v in changes.items() if v is not None]
+        return self.path + query_string(pairs)
+
+    def language_links(self) -> list[tuple[str, str, bool]]:
+        return [(code, self.here(lang=code), code == self.lang) for code in LANGUAGES]
+
+    def context(self, **values: Any) -> dict[str, Any]:
+        return {"page": self, "t": self.words, "lang_tag": HTML_LANG[self.lang], **values}
+
+
+def render(page: Page, template: str, **values: Any) -> str:
+    return environment().get_template(template).render(page.context(**values))
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A page's bytes, plain and gzip-compressed (kept together in the answer cache)."""
+
+    body: bytes
+    compressed: bytes
+
+    @classmethod
+    def of(cls, text: str) -> Rendered:
+        body = text.encode()
+        return cls(body, gzip.compress(body, GZIP_LEVEL, mtime=0))
+
+
+def takes_gzip(request: Request) -> bool:
+    for part in request.headers.get("accept-encoding", "").split(","):
+        name, _, params = part.partition(";")
+        if name.strip().lower() in ("gzip", "*"):
+            return params.replace(" ", "").rstrip("0").rstrip(".") not in ("q=", "q=0")
+    return False
+
+
+def page_response(
+    request: Request,
+    rendered: Rendered | str,
+    status: int = 200,
+    media_type: str = "text/html; charset=utf-8",
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """The page with the headers every page gets; compressed when the client takes gzip."""
+    all_headers = {**PAGE_HEADERS, **(headers or {})}
+    plain = rendered.encode() if isinstance(rendered, str) else rendered.body
+    if takes_gzip(request) and len(plain) > 512:
+        all_headers["Content-Encoding"] = "gzip"
+        body = rendered.compressed if isinstance(rendered, Rendered) else gzip.compress(plain, GZIP_LEVEL, mtime=0)
+        return Response(body, status_code=status, media_type=media_type, headers=all_headers)
+    return Response(plain, status_code=status, media_type=media_type, headers=all_headers)

@@ -1,0 +1,293 @@
+"""The market page: `/offers`' answer as one table, with every filter, sorting on every column,
+a currency switch, a column picker, and the same view as CSV or Markdown.
+
+The rows are the `/offers` answer for the page's filters (api.answers.offers_answer, the bytes the
+JSON route sends), so the table and `/offers?<same filters>` never disagree. Two filters the API
+does not have yet, memory per GPU and total memory, narrow those rows further on the page. The
+whole view lives in the URL: the API's parameters, then `cur` (currency), `cols` (columns shown),
+`sort`/`desc` (any column; the API's own sort keys are passed to it), `mem_gpu`, `min_total`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from html import escape
+from typing import Annotated, Any, get_args
+
+from markupsafe import Markup
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from api.answers import offers_answer
+from api.parsing import parse_bool, parse_mem_gb, split_list
+from api.query import OffersParams, known_providers
+from api.state import AppState
+from api.web.html import Page, query_string
+from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
+from api.web.params import Problems, given, is_list, parse
+from api.web.table import (
+    DERIVED,
+    Column,
+    column_cells,
+    columns_of,
+    csv_value,
+    markdown_value,
+    money_label,
+)
+from pricedb.models import Availability, Pricing
+
+DEFAULT_COLUMNS = (
+    "provider", "region", "sku", "gpu_model", "gpu_memory_gb", "gpu_count", "pricing", "price",
+    "cny_per_hour", "cny_per_gpu_hour", "cny_per_gb_hour", "availability", "observed_at",
+)  # fmt: skip
+API_SORTS = frozenset(get_args(OffersParams.model_fields["sort"].annotation))
+DEFAULT_SORT = OffersParams.model_fields["sort"].default
+PAGE_ONLY = frozenset({"cur", "cols", "sort", "desc", "mem_gpu", "min_total", "lang"})
+
+
+def _currency(text: Any) -> str:
+    currency = parse_currency(None if text is None else str(text))
+    if currency is None:
+        raise ValueError(f"{text!r} is not one of {', '.join(CURRENCIES)}")
+    return currency
+
+
+def _sizes(text: Any) -> tuple[float, ...]:
+    return tuple(parse_mem_gb(part) for part in split_list(text))
+
+
+class MarketView(BaseModel):
+    """How the page shows the rows (parameters of the page, not of the API)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    cur: Annotated[str, BeforeValidator(_currency)] = "CNY"
+    cols: Annotated[tuple[str, ...], BeforeValidator(split_list)] = DEFAULT_COLUMNS
+    sort: str = DEFAULT_SORT
+    desc: Annotated[bool, BeforeValidator(lambda text: parse_bool(text, default=False))] = False
+    mem_gpu: Annotated[tuple[float, ...], BeforeValidator(_sizes)] = Field(default_factory=tuple)
+    min_total: Annotated[float | None, BeforeValidator(lambda t: parse_mem_gb(t) if t else None)] = None
+
+
+@dataclass
+class Market:
+    """Everything the market page, its CSV and its Markdown show."""
+
+    page: Page
+    view: MarketView
+    params: OffersParams | None
+    problems: Problems
+    answer: dict[str, Any] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)  # every column there is (the picker's)
+    shown: list[Column] = field(default_factory=list)
+    rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    choices: dict[str, list[str]] = field(default_factory=dict)
+
+    def offers_query(self) -> str:
+        """The `/offers` query for the same filters (the page's JSON)."""
+        skip = PAGE_ONLY if self.view.sort not in API_SORTS else PAGE_ONLY - {"sort", "desc"}
+        return query_string((k, v) for k, v in self.page.items if k not in skip)
+
+    def columns_cells(self, html: bool = False) -> list[list[str]]:
+        """Each shown column's cells, down the rows."""
+        words, link = self.page.words, self.page.offer_link
+        return [
+            column_cells(c, self.rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html)
+            for c in self.shown
+        ]
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
+        return list(zip(*self.columns_cells(), strict=True)) if self.shown else [() for _ in self.rows]
+
+    def rows_html(self) -> str:
+        """The table's body, written a column at a time rather than through the template engine:
+        thousands of rows, each a few formatted cells."""
+        order = _key_ranks(self.rows)
+        heads = [
+            f'<tr data-k="{rank}" data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
+            f'data-c="{escape(row.get("currency") or "")}">'
+            for rank, row in zip(order, self.rows, strict=True)
+        ]
+        return "\n".join(
+            head + "".join(cells) + "</tr>" for head, *cells in zip(heads, *self.columns_cells(html=True), strict=True)
+        )
+
+    def header(self) -> list[dict[str, Any]]:
+        words = self.page.words
+        heads = []
+        for column in self.shown:
+            sorted_here = column.key == self.view.sort
+            desc = not self.view.desc if sorted_here else False  # a new column sorts ascending first
+            heads.append(
+                {
+                    "column": column,
+                    "label": money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
+                    "aria": ("descending" if self.view.desc else "ascending") if sorted_here else None,
+                    "href": self.page.here(sort=column.key, desc="true" if desc else None),
+                }
+            )
+        return heads
+
+    def csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow([h["label"] for h in self.header()])
+        for cells in self.table_rows():
+            writer.writerow([csv_value(c) for c in cells])
+        return buffer.getvalue()
+
+    def markdown(self) -> str:
+        labels = [h["label"].replace("|", "\\|") for h in self.header()]
+        lines = [
+            "| " + " | ".join(labels) + " |",
+            "|" + "|".join("---:" if c.numeric else "---" for c in self.shown) + "|",
+        ]
+        lines += ["| " + " | ".join(markdown_value(c) for c in cells) + " |" for cells in self.table_rows()]
+        return "\n".join(lines) + "\n"
+
+
+def _text(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def _key_ranks(rows: list[dict[str, Any]]) -> list[int]:
+    """Each row's place in offer-key order: the tie-break of every sort, on the page as in `/offers`."""
+    keyed = sorted(range(len(rows)), key=lambda i: _offer_key(rows[i]))
+    ranks = [0] * len(rows)
+    for rank, index in enumerate(keyed):
+        ranks[index] = rank
+    return ranks
+
+
+def _offer_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (row["provider"], row["region"], row["sku"], row["pricing"])
+
+
+def _sort_value(row: dict[str, Any], key: str) -> Any:
+    derive = DERIVED.get(key)
+    return derive(row) if derive is not None else row.get(key)
+
+
+def sort_rows(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str, Any]]:
+    """As `/offers` sorts: unknown values after known ones (before them descending), then by offer key."""
+
+    def order(row: dict[str, Any]) -> tuple[Any, ...]:
+        value = _sort_value(row, key)
+        missing = value is None
+        if isinstance(value, list | dict):
+            value = json.dumps(value, ensure_ascii=False)  # as the cell shows it
+        return (missing, 0 if missing else value, _offer_key(row))
+
+    return sorted(rows, key=order, reverse=desc)
+
+
+def _choices(state: AppState) -> dict[str, list[str]]:
+    """What the filters offer: the values the current offers have (a new card appears by itself)."""
+    offers = state.current().offers
+    return {
+        "gpu": sorted({o.gpu_model for o in offers} | {str(OffersParams.model_fields["gpu"].default or "")} - {""}),
+        "pricing": [p.value for p in Pricing],
+        "provider": known_providers(),
+        "region": sorted({o.region for o in offers}, key=str.lower),
+        "mem_gpu": [f"{m:g}" for m in sorted({o.gpu_memory_gb for o in offers})],
+        "availability": [a.value for a in Availability],
+    }
+
+
+def market(state: AppState, page: Page) -> Market:
+    """The page's view of `/offers` (may raise ApiError, e.g. for a future `date`)."""
+    view, view_problems = parse(MarketView, given(page, MarketView))
+    skip = PAGE_ONLY if (view is None or view.sort not in API_SORTS) else PAGE_ONLY - {"sort", "desc"}
+    values: dict[str, Any] = dict(given(page, OffersParams, skip))
+    values.setdefault("limit", str(state.settings.max_page_limit))
+    params, problems = parse(OffersParams, values)
+    found = Market(page, view or MarketView(), params, view_problems + problems, choices=_choices(state))
+    if params is None or view is None:
+        return found
+    found.answer = json.loads(offers_answer(state, params))
+    rows = found.answer["offers"]
+    if view.mem_gpu:
+        rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]
+    if view.min_total is not None:
+        rows = [r for r in rows if r["gpu_count"] * r["gpu_memory_gb"] >= view.min_total]
+    keys = list(rows[0]) if rows else list(DEFAULT_COLUMNS)
+    keys.insert(keys.index("gpu_count") + 1 if "gpu_count" in keys else len(keys), "total_gb")
+    if view.sort not in keys:
+        found.problems.append({"parameter": "sort", "message": f"no column {view.sort!r}", "value": view.sort})
+        view.sort = DEFAULT_SORT
+    if view.sort not in API_SORTS:
+        rows = sort_rows(rows, view.sort, view.desc)
+    found.rows = rows
+    found.columns = columns_of(rows, keys, page.words)
+    wanted = set(view.cols) or set(DEFAULT_COLUMNS)
+    found.shown = [c for c in found.columns if c.key in wanted] or [
+        c for c in found.columns if c.key in DEFAULT_COLUMNS
+    ]
+    found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), state.clock().date())
+    return found
+
+
+def _chosen(page: Page, name: str) -> set[str]:
+    return {part.lower() for text in page.values().get(name, []) for part in split_list(text)}
+
+
+def template_values(state: AppState, m: Market) -> dict[str, Any]:
+    """What market.html shows besides the rows."""
+    page, words = m.page, m.page.words
+    gpu_default = OffersParams.model_fields["gpu"].default
+    chosen = {name: _chosen(page, name) for name in ("gpu", "pricing", "provider", "region", "mem_gpu")}
+    if not chosen["gpu"] and isinstance(gpu_default, str):
+        chosen["gpu"] = {gpu_default.lower()}
+    chosen["mem_gpu"] = {f"{parse_mem_gb(v):g}" for v in chosen["mem_gpu"] if _is_size(v)}
+    flag_defaults = {name: OffersParams.model_fields[name].default for name in ("include_unavailable", "include_stale")}
+    flags = {name: getattr(m.params, name) if m.params else flag_defaults[name] for name in flag_defaults}
+    last = {name: texts[-1] for name, texts in page.values().items()}
+    pager = None
+    count, offset = m.answer.get("count", 0), m.answer.get("offset", 0)
+    if m.params is not None and count > len(m.answer.get("offers", [])):
+        limit = m.params.limit
+        pager = {
+            "first": offset + 1,
+            "last": min(offset + limit, count),
+            "previous": page.here(offset=max(0, offset - limit) or None) if offset else None,
+            "next": page.here(offset=offset + limit) if offset + limit < count else None,
+        }
+    query = query_string(page.items)
+    return {
+        "m": m,
+        "multi_gpu": is_list(OffersParams, "gpu"),
+        "chosen": chosen,
+        "flags": flags,
+        "flag_defaults": flag_defaults,
+        "raw": {"min_total": last.get("min_total", ""), "date": last.get("date", "")},
+        "pricing_word": lambda value: words.value("pricing", value),
+        "currencies": CURRENCIES,
+        "header": m.header(),
+        "rows_html": Markup(m.rows_html()),
+        "pager": pager,
+        "csv_href": f"/market.csv{query}",
+        "md_href": f"/market.md{query}",
+        "fx_codes": [c for c in CURRENCIES if c in SYMBOLS and c != CNY],
+        "fx_rows": sorted(m.rates.items()),
+        "defaults": {
+            "cur": CNY,
+            "cols": ",".join(DEFAULT_COLUMNS),
+            "sort": DEFAULT_SORT,
+            "desc": "false",
+            "limit": str(state.settings.max_page_limit),
+            "_lists": [name for name in ("gpu", "pricing", "provider", "region") if is_list(OffersParams, name)]
+            + ["mem_gpu", "cols"],
+            **{name: "true" if value else "false" for name, value in flag_defaults.items()},
+        },
+    }
+
+
+def _is_size(text: str) -> bool:
+    try:
+        parse_mem_gb(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,70 @@
+"""The offer page: one offer's price history as charts (native and ¥/GB·h), the points exactly as
+`/offers/history` gives them (history_answer), beside the offer as `/offers` gives it now
+(offers_answer), the FX rate its CNY figures used and the record of the run that observed it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from api.answers import offers_answer, run_json
+from api.history import history_answer
+from api.query import HistoryParams, OffersParams
+from api.state import AppState
+from api.web.html import Page, query_string
+from api.web.params import Problems, given, parse
+from pricedb.runs import run_by_id
+
+KEY = ("provider", "region", "sku", "pricing")
+WINDOWS = (7, 30, 90, 365)  # days, offered as links
+
+
+@dataclass
+class OfferView:
+    page: Page
+    problems: Problems
+    key: dict[str, str] = field(default_factory=dict)
+    offer: dict[str, Any] | None = None
+    history: dict[str, Any] = field(default_factory=dict)
+    series: dict[str, Any] | None = None
+    series_count: int = 0
+    run: dict[str, Any] | None = None
+    windows: list[tuple[int, str]] = field(default_factory=list)
+
+    def history_query(self) -> str:
+        return query_string(given(self.page, HistoryParams).items())
+
+
+def _same(row: dict[str, Any], key: dict[str, str]) -> bool:
+    return all(str(row.get(name, "")).lower() == key[name].lower() for name in KEY)
+
+
+def offer_view(state: AppState, page: Page) -> OfferView:
+    last = {name: texts[-1] for name, texts in page.values().items()}
+    key = {name: last.get(name, "").strip() for name in KEY}
+    missing = [name for name in KEY if not key[name]]
+    if missing:
+        problems = [{"parameter": n, "message": "name the offer: provider, region, sku and pricing", "value": None}
+                    for n in missing]  # fmt: skip
+        return OfferView(page, problems, key)
+    history_params, problems = parse(HistoryParams, {**given(page, HistoryParams), "limit": "10"})
+    filters = {n: v for n, v in given(page, OffersParams).items() if n in ("provider", "region", "pricing", "gpu")}
+    offers_params, more = parse(OffersParams, {**filters, "limit": str(state.settings.max_page_limit)})
+    found = OfferView(page, problems + more, key)
+    if history_params is None or offers_params is None:
+        return found
+    current = json.loads(offers_answer(state, offers_params))["offers"]
+    found.offer = next((row for row in current if _same(row, key)), None)
+    found.history = json.loads(history_answer(state, history_params))
+    matching = [s for s in found.history["series"] if _same(s, key)]
+    found.series_count = len(matching)
+    found.series = matching[0] if matching else None
+    if found.offer is not None and found.offer.get("run_id") is not None:
+        run = run_by_id(state.cursor(), found.offer["run_id"])
+        found.run = run_json(run) if run is not None else None
+    now = state.clock()
+    found.windows = [(days, page.here(since=(now - timedelta(days=days)).date().isoformat(), until=None))
+                     for days in WINDOWS]  # fmt: skip
+    return found

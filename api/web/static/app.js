@@ -1,0 +1,187 @@
+// gpuprice pages: the little the browser does. Every table is complete without this file; with
+// it, the market table sorts and switches currency in place, filters apply as they change, and
+// the shown view can be copied. The URL always holds the whole view.
+"use strict";
+
+(function () {
+  const SYMBOLS = { CNY: "¥", USD: "$", EUR: "€", INR: "₹" };
+  const NUMERIC = new Set(["money", "native", "number"]);
+  const MISSING = "—";
+
+  function amount(v) {
+    return Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(4);
+  }
+
+  // The form's state as a query string: lists joined with commas, a checkbox's last value, and
+  // nothing that is empty or the default, so links stay short.
+  function stateQuery(form) {
+    const defaults = JSON.parse(form.dataset.defaults || "{}");
+    const lists = new Set(defaults._lists || []);
+    const values = new Map();
+    for (const [name, value] of new FormData(form)) {
+      if (!values.has(name)) values.set(name, []);
+      values.get(name).push(String(value));
+    }
+    const query = new URLSearchParams();
+    for (const [name, all] of values) {
+      let value = lists.has(name) ? all.filter((v) => v.trim()).join(",") : all[all.length - 1];
+      if (value === "" || value === undefined) continue;
+      const fallback = defaults[name];
+      if (fallback !== undefined) {
+        const same = name === "cols"
+          ? value.split(",").sort().join(",") === fallback.split(",").sort().join(",")
+          : value.toLowerCase() === String(fallback).toLowerCase();
+        if (same) continue;
+      }
+      query.append(name, value);
+    }
+    return query.toString();
+  }
+
+  function withQuery(path, query) {
+    return query ? path + "?" + query : path;
+  }
+
+  function marketPage(form, table) {
+    const rates = JSON.parse(document.getElementById("rates").textContent);
+    const heads = Array.from(table.tHead.rows[0].cells);
+    const body = table.tBodies[0];
+
+    function remember() {
+      const query = stateQuery(form);
+      history.replaceState(null, "", withQuery(location.pathname, query));
+      for (const [id, path] of [["dl-csv", "/market.csv"], ["dl-md", "/market.md"]]) {
+        const link = document.getElementById(id);
+        if (link) link.href = withQuery(path, query);
+      }
+      for (const th of heads) {  // each header's link: the view sorted by it (no-JS fallback, new tab)
+        const link = th.querySelector("a");
+        const params = new URLSearchParams(query);
+        const current = th.getAttribute("aria-sort");
+        params.set("sort", th.dataset.key);
+        if (current === "ascending") params.set("desc", "true"); else params.delete("desc");
+        link.href = withQuery(location.pathname, params.toString());
+      }
+    }
+
+    function cellValue(td, numeric) {
+      let raw = td.dataset.v;
+      if (raw === undefined) raw = td.textContent.trim() === MISSING ? null : td.textContent.trim();
+      if (raw === null) return null;
+      return numeric ? parseFloat(raw) : raw;
+    }
+
+    // As /offers sorts: unknown values after known ones (before them descending), then offer key.
+    function sortBy(key, desc) {
+      const index = heads.findIndex((th) => th.dataset.key === key);
+      if (index < 0) return;
+      const numeric = NUMERIC.has(heads[index].dataset.kind);
+      const keyed = Array.from(body.rows, (tr) => [cellValue(tr.cells[index], numeric), Number(tr.dataset.k), tr]);
+      keyed.sort((a, b) => {
+        let c = (a[0] === null) - (b[0] === null);
+        if (c === 0 && a[0] !== null) c = a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+        if (c === 0) c = a[1] - b[1];
+        return desc ? -c : c;
+      });
+      body.append(...keyed.map((entry) => entry[2]));
+      for (const th of heads) th.removeAttribute("aria-sort");
+      heads[index].setAttribute("aria-sort", desc ? "descending" : "ascending");
+      form.elements.sort.value = key;
+      form.elements.desc.value = desc ? "true" : "false";
+      remember();
+    }
+
+    function showCurrency(currency) {
+      const symbol = currency === "native" ? table.dataset.native : SYMBOLS[currency];
+      const money = [];
+      heads.forEach((th, index) => {
+        if (th.dataset.kind !== "money") return;
+        money.push(index);
+        const unit = th.dataset.unit;
+        th.querySelector("a").textContent = unit ? symbol + "/" + unit : symbol;
+      });
+      for (const tr of body.rows) {
+        for (const index of money) {
+          const td = tr.cells[index];
+          if (td.dataset.v === undefined) continue;
+          const cny = parseFloat(td.dataset.v);
+          let rate = null;
+          if (currency === "CNY") rate = 1;
+          else if (currency === "native") rate = parseFloat(tr.dataset.fx) || null;
+          else rate = (rates[tr.dataset.d] || {})[currency] || null;
+          td.textContent = rate === null ? MISSING : amount(cny / rate) + (currency === "native" ? " " + tr.dataset.c : "");
+        }
+      }
+      table.dataset.cur = currency;
+      remember();
+    }
+
+    table.tHead.addEventListener("click", (event) => {
+      const link = event.target.closest("th a");
+      if (!link || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      const th = link.closest("th");
+      sortBy(th.dataset.key, th.getAttribute("aria-sort") === "ascending");
+    });
+    form.elements.cur.addEventListener("change", (event) => {
+      event.stopPropagation();
+      showCurrency(event.target.value);
+    });
+    remember();
+  }
+
+  // A form sends only what differs from the defaults, so its URL stays short and readable.
+  function shortForm(form) {
+    const go = () => location.assign(withQuery(form.getAttribute("action") || location.pathname, stateQuery(form)));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      go();
+    });
+    return go;
+  }
+
+  // The market's filters apply as they change (the Apply button stays for keyboards and no-JS).
+  function applyingForm(form) {
+    const go = shortForm(form);
+    form.addEventListener("change", (event) => {
+      if (event.target.matches("input[type=number], input[type=text], input[type=date]")) return;  // on Enter
+      go();
+    });
+  }
+
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+    const area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.className = "sr";
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+
+  function copyButtons() {
+    const status = document.getElementById("copied");
+    for (const button of document.querySelectorAll("button[data-copy]")) {
+      button.addEventListener("click", async () => {
+        const link = document.getElementById(button.dataset.copy === "md" ? "dl-md" : "dl-csv");
+        const response = await fetch(link.href, { headers: { Accept: "text/plain" } });
+        await copyText(await response.text());
+        if (status) status.textContent = status.dataset.done + " " + button.textContent.trim().split(" ").pop();
+      });
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const form = document.getElementById("view");
+    const table = document.getElementById("market");
+    if (form) applyingForm(form);
+    if (form && table) marketPage(form, table);
+    for (const other of document.querySelectorAll("form[data-defaults]:not(#view)")) shortForm(other);
+    copyButtons();
+  });
+})();

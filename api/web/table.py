@@ -1,0 +1,240 @@
+"""An answer's fields as table cells: the same text in the HTML table, the CSV and the Markdown.
+
+A column is a field of the answer's rows. How it is written follows from its name and values, so a
+field an answer gains later gets a column without a change here: `cny_*` figures are money (shown
+in the chosen currency), `*_at` are moments, true/false are yes/no, lists are written as JSON. A
+few fields are named: the native price with its currency and unit, the vocabulary (pricing,
+availability) in the reader's language, the source as a link."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape, unescape
+from typing import Any
+
+from api.web.i18n import Words
+from api.web.money import CNY, NATIVE, convert, symbol
+
+MISSING = "—"
+VOCABULARY = {"pricing": "pricing", "availability": "availability", "unit": "unit", "status": "status"}
+NATIVE_PRICES = ("price", "list_price")
+PER = {"hour": "h", "gpu_hour": "GPU·h", "gb_hour": "GB·h", "mtoken": "M tokens"}
+DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
+
+Rates = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    kind: str  # money, native, when, link, vocab, flag, number, data, text
+    label: str
+    unit: str = ""  # money: what the amount is per (h, GB·h)
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in ("money", "native", "number")
+
+
+def kind_of(key: str, sample: Any) -> str:
+    if ("cny_per" in key or key.endswith("_cny")) and not key.endswith("_pct"):
+        return "money"
+    if key in NATIVE_PRICES:
+        return "native"
+    if key.endswith("_at"):
+        return "when"
+    if key.endswith("_url"):
+        return "link"
+    if key in VOCABULARY:
+        return "vocab"
+    if isinstance(sample, bool):
+        return "flag"
+    if isinstance(sample, int | float):
+        return "number"
+    if isinstance(sample, list | dict):
+        return "data"
+    return "text"
+
+
+def money_unit(key: str) -> str:
+    rest = key.removeprefix("cny_").removeprefix("per_").removesuffix("_cny")
+    return PER.get(rest, "" if rest in ("cny", "total") else rest.replace("_", " "))
+
+
+def header_label(column: Column, currency: str, words: Words) -> str:
+    """A named field by its name in the reader's language; other money by its currency and unit."""
+    if column.key.startswith("cny_per") or (column.kind == "money" and not words.has(column.key)):
+        return money_label(column, currency, words)
+    return column.label
+
+
+def data_table(rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words, link: Callable[..., str]) -> str:
+    """Rows of an answer as a plain table (CNY; the sku links to its offer page)."""
+    columns = columns_of(rows, keys, words)
+    cells = [column_cells(c, rows, words, "CNY", {}, link if c.key == "sku" else None, html=True) for c in columns]
+    numeric = ' class="n"'
+    head = "".join(
+        f'<th scope="col"{numeric if c.numeric else ""}>{escape(header_label(c, "CNY", words))}</th>' for c in columns
+    )
+    body = "\n".join("<tr>" + "".join(row) + "</tr>" for row in zip(*cells, strict=True))
+    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def column(key: str, sample: Any, words: Words) -> Column:
+    kind = kind_of(key, sample)
+    return Column(key, kind, words(key), money_unit(key) if kind == "money" else "")
+
+
+def columns_of(rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words) -> list[Column]:
+    samples: dict[str, Any] = {}
+    for key in keys:
+        samples[key] = next((r.get(key) for r in rows if r.get(key) is not None), None)
+    return [column(key, samples[key], words) for key in keys]
+
+
+def number(value: Any) -> str:
+    if isinstance(value, float):
+        text = f"{value:.6f}".rstrip("0").rstrip(".")
+        return text if text not in ("", "-0") else "0"
+    return str(value)
+
+
+def plain(value: Any) -> str:
+    """Any answer value as text: what a field the page does not know yet looks like."""
+    if value is None or value == [] or value == {}:
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return number(value)
+
+
+def moment(value: str) -> str:
+    """An ISO moment as the pages write it: `2026-12-01 17:11` (UTC)."""
+    return value[:16].replace("T", " ") if len(value) >= 16 and value[10] == "T" else value
+
+
+def money_label(column: Column, currency: str, words: Words) -> str:
+    sym = words("native") if currency == NATIVE else symbol(currency)
+    return f"{sym}/{column.unit}" if column.unit else sym
+
+
+def column_cells(
+    column: Column,
+    rows: Sequence[dict[str, Any]],
+    words: Words,
+    currency: str,
+    rates: Rates,
+    link: Callable[[dict[str, Any]], str] | None = None,
+    html: bool = False,
+) -> list[str]:
+    """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
+    with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text is not
+    it, for sorting and currency switching). A column at a time, each kind in one comprehension: a
+    market page writes tens of thousands of cells (numbers and moments need no escaping)."""
+    key, kind = column.key, column.kind
+    derive = DERIVED.get(key)
+    values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
+    missing = (f'<td class="n">{MISSING}</td>' if column.numeric else f"<td>{MISSING}</td>") if html else MISSING
+
+    if kind == "money":
+        shown = values
+        if currency != CNY:
+            shown = [
+                None if v is None else convert(v, row, currency, rates) for v, row in zip(values, rows, strict=True)
+            ]
+        texts = [MISSING if v is None else f"{v:.2f}" if abs(v) >= 1 else f"{v:.4f}" for v in shown]
+        if currency == NATIVE:
+            texts = [
+                t if t == MISSING else f"{t} {escape(r.get('currency') or '')}"
+                for t, r in zip(texts, rows, strict=True)
+            ]
+        if not html:
+            return [MISSING if v is None else t for v, t in zip(values, texts, strict=True)]
+        return [
+            missing if v is None else f'<td class="n" data-v="{v!r}">{t}</td>'
+            for v, t in zip(values, texts, strict=True)
+        ]
+    if kind == "native":
+        units = {unit: escape(words.value("unit", unit)) for unit in {row.get("unit") for row in rows}}
+        texts = [
+            None if v is None else f"{number(v)} {escape(r.get('currency') or '')}/{units[r.get('unit')]}"
+            for v, r in zip(values, rows, strict=True)
+        ]
+        if not html:
+            return [MISSING if t is None else unescape(t) for t in texts]
+        return [
+            missing if v is None else f'<td class="n" data-v="{v!r}">{t}</td>'
+            for v, t in zip(values, texts, strict=True)
+        ]
+    if kind == "number":
+        if not html:
+            return [MISSING if v is None else number(v) for v in values]
+        return [missing if v is None else f'<td class="n" data-v="{v!r}">{number(v)}</td>' for v in values]
+    if kind == "when":
+        stale = escape(words("stale"))
+        badged = key == "observed_at"
+        out = []
+        for value, row in zip(values, rows, strict=True):
+            if value is None:
+                out.append(missing)
+                continue
+            value = escape(str(value))
+            text = moment(value)
+            if badged and row.get("stale"):
+                if not html:
+                    out.append(f"{text} ({unescape(stale)})")
+                    continue
+                why = row.get("held_reason")
+                title = f' title="{escape(why)}"' if why else ""
+                text += f' <span class="badge stale"{title}>{stale}</span>'
+            out.append(f'<td class="t" data-v="{value}">{text}</td>' if html else text)
+        return out
+    if kind == "link":
+        if not html:
+            return [str(v) if v else MISSING for v in values]
+        return [
+            f'<td><a href="{escape(str(v))}" rel="noopener noreferrer">'
+            f"{escape(str(v).split('://', 1)[-1].split('/', 1)[0])}</a></td>"
+            if v
+            else missing
+            for v in values
+        ]
+    if kind in ("vocab", "flag"):
+        vocabulary = VOCABULARY.get(key, "")
+        written: dict[Any, str] = {}  # a handful of values, each written once
+        for value in set(values):
+            text = words.flag(value) if kind == "flag" else words.value(vocabulary, value)
+            raw = None if value is None else str(int(value)) if kind == "flag" else str(value)
+            attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
+            dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
+            written[value] = f"<td{attr}>{dot}{escape(text)}</td>" if html else text
+        return [written[v] for v in values]
+    texts = [
+        None
+        if v is None or v == [] or v == {}
+        else json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list | dict)
+        else str(v)
+        for v in values
+    ]
+    if not html:
+        return [MISSING if t is None else t for t in texts]
+    escaped = {t: escape(t) for t in set(texts) if t is not None}  # names repeat down a column
+    if link is not None:
+        return [
+            missing if t is None else f'<td><a href="{escape(link(row))}">{escaped[t]}</a></td>'
+            for t, row in zip(texts, rows, strict=True)
+        ]
+    return [missing if t is None else f"<td>{escaped[t]}</td>" for t in texts]
+
+
+def csv_value(text: str) -> str:
+    return "" if text == MISSING else text
+
+
+def markdown_value(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

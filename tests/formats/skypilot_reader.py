@@ -1,0 +1,88 @@
+"""Asks SkyPilot's own catalog reader about gpuprice's SkyPilot catalogs, and prints its answers.
+
+Runs with the read-back venv's interpreter (.venv-readback, made by .ci/readback-venv), never inside
+gpuprice's venv, and imports nothing of gpuprice:
+
+    .venv-readback/bin/python tests/formats/skypilot_reader.py <catalogs> <calls.json>
+
+`<catalogs>` holds `<cloud>/vms.csv` (and any `aws/az_mappings-*.csv`); `<calls.json>` is a list of
+`{"cloud": …, "call": …, "args": […], "kwargs": {…}}`, `call` one of CALLS below. Prints a JSON list
+with, per call, `{"ok": answer}` or `{"error": "<type>: <message>"}`.
+
+SkyPilot 0.14.1 reads `${SKY_RUNTIME_DIR:-$HOME}/.sky/catalogs/v8/<cloud>/vms.csv`, a path it fixes
+when `sky` is imported, so both are set to a scratch folder first (`import sky` also writes
+`~/.sky`). A catalog placed there without `.meta/<cloud>/vms.csv.md5` counts as edited by the user
+and is never downloaded over (sky/catalog/common.py `is_catalog_modified`, `_need_update`); no
+cloud SDK or credential is loaded, so nothing here reaches the network.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+CLOUD_CLASSES = {"aws": "AWS", "azure": "Azure", "lambda": "Lambda", "verda": "Verda"}
+CATALOG_CALLS = (
+    "list_accelerators",
+    "get_hourly_cost",
+    "get_accelerators_from_instance_type",
+    "get_instance_type_for_accelerator",
+    "get_vcpus_mem_from_instance_type",
+    "validate_region_zone",
+    "get_local_disk_from_instance_type",
+)
+CALLS = (*CATALOG_CALLS, "regions_with_offering")
+
+
+def plain(value: Any) -> Any:
+    """SkyPilot's answers as JSON: named tuples as objects, regions as {name, zones}, NaN as null."""
+    if type(value).__name__ == "Region":  # a named tuple of its name, with zones set beside
+        return {"name": value.name, "zones": [z.name for z in (value.zones or [])]}
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def main(catalogs: str, calls_path: str) -> None:
+    scratch = tempfile.mkdtemp(prefix="gpuprice-sky-")
+    os.environ["SKY_RUNTIME_DIR"] = os.environ["HOME"] = scratch
+    shutil.copytree(catalogs, os.path.join(scratch, ".sky", "catalogs", "v8"))
+    from sky import clouds  # after the environment: the catalog folder is fixed on import
+
+    with open(calls_path, encoding="utf-8") as handle:
+        calls = json.load(handle)
+    answers = []
+    for call in calls:
+        name = call["call"]
+        if name not in CALLS:
+            raise SystemExit(f"unknown call {name!r}")
+        if name == "regions_with_offering":
+            function = getattr(clouds, CLOUD_CLASSES[call["cloud"]]).regions_with_offering
+        else:
+            function = getattr(importlib.import_module(f"sky.catalog.{call['cloud']}_catalog"), name)
+        try:
+            answers.append({"ok": plain(function(*call.get("args", []), **call.get("kwargs", {})))})
+        except Exception as exc:  # SkyPilot's answer is the error; the test reads it
+            answers.append({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
+    json.dump(answers, sys.stdout)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,292 @@
+"""The pages as HTTP sees them (no browser): `/` for browsers and for API clients, every page with
+`default-src 'self'` and nothing from elsewhere, each within 200 KB, HEAD as GET, out of the OpenAPI
+document, in Chinese or English, and a refused parameter named as the API names it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.web.i18n import negotiate
+from benchmarks.api_cheapest import seed
+from collectors.schedule import planned_runs
+from pricedb.settings import Settings
+from pricedb.store import PriceStore
+from tests.helpers import serving
+from tests.web.conftest import WebRound, open_copy
+
+HTML = {"accept": "text/html,application/xhtml+xml,*/*;q=0.8", "accept-language": "en"}
+BUDGET = 200_000  # bytes transferred per page
+
+
+@pytest.fixture(scope="module")
+def client(web_round: WebRound, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    settings, store = open_copy(web_round, tmp_path_factory.mktemp("pages"))
+    with serving(settings, store, web_round.now) as test_client:
+        yield test_client
+    store.close()
+
+
+def page_urls(web: WebRound) -> list[str]:
+    key = "&".join(f"{k}={v}" for k, v in web.charted.items()).replace(" ", "+")
+    return [
+        "/",
+        "/?cur=USD&sort=region&desc=true&provider=aws,azure",
+        "/job",
+        "/job?mem=60GB&hours=200",
+        "/job?model=llama-2-13b&workload=lora&context=4096&hours=100",
+        f"/offer?{key}",
+        "/status",
+        f"/digests?date={web.digest_day.isoformat()}",
+        "/digests",
+    ]
+
+
+class Page(HTMLParser):
+    """What a page loads (script, stylesheet, icon, image sources), its inline scripts and styles,
+    and its tables as text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[str] = []
+        self.feeds: list[str] = []
+        self.inline_scripts = 0
+        self.style_attributes = 0
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._script_type: str | None = None
+        self.controls: list[str] = []  # id (or name) of each visible form control
+        self.labelled: set[str] = set()  # controls named by a label's `for` or inside a label
+        self._in_label = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "label":
+            self._in_label += 1
+            if found.get("for"):
+                self.labelled.add(found["for"] or "")
+        if tag in ("input", "select", "textarea") and found.get("type") != "hidden":
+            control = found.get("id") or f"{found.get('name')}={found.get('value')}"
+            self.controls.append(control)
+            if self._in_label:
+                self.labelled.add(control)
+        if "style" in found:
+            self.style_attributes += 1
+        if tag in ("script", "img", "iframe", "source") and found.get("src"):
+            self.loads.append(found["src"] or "")
+        if tag == "link" and found.get("href"):  # a stylesheet, an icon; or a feed (served by gpuprice too)
+            (self.loads if found.get("rel") != "alternate" else self.feeds).append(found["href"] or "")
+        if tag == "script":
+            self._script_type = found.get("type") or "" if not found.get("src") else None
+        if tag == "table" and found.get("id"):
+            self._table = found["id"]
+            self.tables[self._table] = []
+        if self._table and tag == "tr":
+            self._row = []
+        if self._row is not None and tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self._in_label -= 1
+        if tag == "script":
+            self._script_type = None
+        if self._cell is not None and tag in ("td", "th"):
+            assert self._row is not None
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        if self._row is not None and tag == "tr":
+            assert self._table is not None
+            self.tables[self._table].append(self._row)
+            self._row = None
+        if tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._script_type is not None and data.strip() and self._script_type != "application/json":
+            self.inline_scripts += 1
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parsed(text: str) -> Page:
+    page = Page()
+    page.feed(text)
+    return page
+
+
+def test_root_serves_browsers_the_market_and_api_clients_the_index(client: TestClient) -> None:
+    for accept in ("*/*", "application/json", None):
+        answer = client.get("/", headers={"accept": accept} if accept else {})
+        assert answer.headers["content-type"] == "application/json"
+        assert "/cheapest?mem=60GB&hours=200" in answer.json()["endpoints"]
+        assert answer.json()["pages"] == ["/", "/job", "/offer", "/status", "/digests"]
+        assert answer.headers["vary"] == "Accept"
+    page = client.get("/", headers=HTML)
+    assert page.headers["content-type"] == "text/html; charset=utf-8" and '<table id="market"' in page.text
+    assert "Accept" in page.headers["vary"]
+    assert client.get("/?format=json", headers=HTML).json() == client.get("/index.json", headers=HTML).json()
+    assert client.get("/", headers={"accept": "text/html;q=0"}).headers["content-type"] == "application/json"
+
+
+def test_every_page_loads_only_from_gpuprice(client: TestClient, web_round: WebRound) -> None:
+    """`default-src 'self'` on every page; what a page loads is gpuprice's own (and answers); no
+    inline script or style attribute, which that policy would refuse."""
+    for url in page_urls(web_round):
+        answer = client.get(url, headers=HTML)
+        assert answer.status_code == 200, (url, answer.text[:500])
+        assert answer.headers["content-security-policy"].startswith("default-src 'self'"), url
+        page = parsed(answer.text)
+        assert page.inline_scripts == 0 and page.style_attributes == 0, url
+        unlabelled = [c for c in page.controls if c not in page.labelled]
+        assert unlabelled == [], (url, unlabelled)  # every control has a label
+        assert len(page.controls) > (10 if url.startswith(("/?", "/job")) or url == "/" else -1), url
+        assert len(page.loads) >= 3, url  # stylesheet, icon, script
+        for link in page.loads:
+            assert not urlsplit(link).netloc and link.startswith("/static/"), (url, link)
+            asset = client.get(link)
+            assert asset.status_code == 200 and asset.content, link
+            assert asset.headers["cache-control"] == "public, max-age=86400"
+        for feed in page.feeds:
+            assert feed == "/digest.atom" and client.get(feed).status_code == 200
+    assert client.get("/static/nothing.js").status_code == 404
+
+
+def test_each_page_is_under_200_kb_transferred(client: TestClient, web_round: WebRound) -> None:
+    for url in page_urls(web_round):
+        answer = client.get(url, headers={**HTML, "accept-encoding": "gzip"})
+        assert answer.headers["content-encoding"] == "gzip", url
+        assert int(answer.headers["content-length"]) < BUDGET, url
+
+
+def test_the_market_of_2000_offers_is_under_200_kb(tmp_path: Path) -> None:
+    db = tmp_path / "market.duckdb"
+    seed(db, offers=2000, observations=2000)
+    settings = Settings(db=db, export_dir=tmp_path / "exports")
+    store = PriceStore(settings)
+    try:
+        now = store.cursor().execute("SELECT max(finished_at) FROM runs").fetchone()[0]
+        with serving(settings, store, now) as test_client:
+            answer = test_client.get("/", headers={**HTML, "accept-encoding": "gzip"})
+            assert answer.status_code == 200
+            assert answer.text.count("<tr data-k=") == 2000
+            assert int(answer.headers["content-length"]) < BUDGET
+    finally:
+        store.close()
+
+
+def test_head_answers_like_get_on_every_page(client: TestClient, web_round: WebRound) -> None:
+    for url in [*page_urls(web_round), "/market.csv", "/market.md", "/index.json", "/static/app.js"]:
+        for encoding in ("identity", "gzip"):
+            headers = {**HTML, "accept-encoding": encoding}
+            got, head = client.get(url, headers=headers), client.head(url, headers=headers)
+            assert head.status_code == got.status_code == 200, url
+            assert head.content == b"" and head.headers == got.headers, url
+
+
+def test_pages_stay_out_of_the_openapi_document(client: TestClient) -> None:
+    paths = set(client.get("/openapi.json").json()["paths"])
+    assert not paths & {"/", "/index.json", "/job", "/offer", "/status", "/digests", "/market.csv", "/market.md"}
+    assert not [p for p in paths if p.startswith("/static")]
+
+
+def test_language_from_the_url_else_accept_language() -> None:
+    assert negotiate(None, None) == "zh"  # the seed audience
+    assert negotiate(None, "zh-CN,zh;q=0.9,en;q=0.8") == "zh"
+    assert negotiate(None, "en-US,en;q=0.9,zh-CN;q=0.8") == "en"
+    assert negotiate(None, "fr-FR,de;q=0.5") == "en"
+    assert negotiate(None, "fr;q=1, zh;q=0.3, en;q=0.2") == "zh"
+    assert negotiate("en", "zh-CN") == "en" and negotiate("ZH", "en") == "zh"
+    assert negotiate("xx", "en") == "en"
+
+
+def test_pages_speak_chinese_or_english(client: TestClient) -> None:
+    zh = client.get("/status", headers={"accept": "text/html", "accept-language": "zh-CN,zh;q=0.9"})
+    assert '<html lang="zh-CN">' in zh.text and "数据源" in zh.text and 'href="/job"' in zh.text
+    en = client.get("/status", headers={"accept": "text/html", "accept-language": "en-GB"})
+    assert '<html lang="en">' in en.text and "Providers" in en.text and "数据源" not in en.text
+    chosen = client.get("/status?lang=en", headers={"accept": "text/html", "accept-language": "zh-CN"})
+    assert '<html lang="en">' in chosen.text and 'href="/job?lang=en"' in chosen.text  # links keep it
+    assert 'href="/status?lang=zh"' in chosen.text and 'hreflang="zh"' in chosen.text
+
+
+@pytest.mark.parametrize(
+    ("page", "api", "parameter"),
+    [
+        ("/?provider=nowhere", "/offers?provider=nowhere", "provider"),
+        ("/?date=2999-01-01", "/offers?date=2999-01-01", "date"),
+        ("/job?mem=lots&hours=2", "/cheapest?mem=lots&hours=2", "mem"),
+        ("/job?model=no-such-model-xyz", "/cheapest?model=no-such-model-xyz", "model"),
+        ("/job?mem=60&model=llama-2-13b", "/cheapest?mem=60&model=llama-2-13b", "mem"),
+        ("/digests?date=1969-01-01", "/digest?date=1969-01-01", "date"),
+    ],
+)
+def test_a_refused_parameter_is_named_as_the_api_names_it(
+    client: TestClient, page: str, api: str, parameter: str
+) -> None:
+    answer = client.get(page, headers=HTML)
+    assert answer.status_code == 422
+    assert answer.headers["content-security-policy"].startswith("default-src 'self'")
+    problem = next(p for p in client.get(api).json()["errors"] if p["parameter"] == parameter)
+    assert f"<code>{parameter}</code>: " in answer.text
+    assert json.dumps(problem["message"], ensure_ascii=False)[1:-1].replace("'", "&#39;").replace('\\"', "&#34;") in (
+        answer.text
+    )
+
+
+def test_an_offer_page_needs_the_offer_named(client: TestClient) -> None:
+    answer = client.get("/offer?provider=aws", headers=HTML)
+    assert answer.status_code == 422
+    for missing in ("region", "sku", "pricing"):
+        assert f"<code>{missing}</code>" in answer.text
+
+
+def test_the_market_files_are_the_table_as_shown(client: TestClient) -> None:
+    """CSV and Markdown hold exactly the shown table: its columns, order, currency and words."""
+    view = "?cur=EUR&sort=region&desc=true&cols=provider,region,sku,pricing,price,cny_per_gb_hour,observed_at"
+    table = parsed(client.get(f"/{view}&lang=zh", headers=HTML).text).tables["market"]
+    sheet = list(csv.reader(io.StringIO(client.get(f"/market.csv{view}&lang=zh").text)))
+    assert sheet[0] == table[0] == ["云厂商", "地域", "规格", "计费", "原始价格", "€/GB·h", "观测时间 (UTC)"]
+    assert [[cell or "—" for cell in row] for row in sheet[1:]] == table[1:]
+    assert len(table) - 1 == client.get("/offers?limit=5000").json()["count"]
+    markdown = client.get(f"/market.md{view}&lang=zh")
+    assert markdown.headers["content-type"] == "text/markdown; charset=utf-8"
+    lines = markdown.text.splitlines()
+    assert lines[0] == "| " + " | ".join(table[0]) + " |" and len(lines) == len(table) + 1
+    assert lines[2] == "| " + " | ".join(table[1]) + " |"
+    assert 'filename="gpuprice-market.csv"' in client.get(f"/market.csv{view}").headers["content-disposition"]
+
+
+def test_the_answers_behind_the_pages(client: TestClient, web_round: WebRound) -> None:
+    """What the pages show that the JSON now says too: each offer's run, each provider's schedule and
+    newest runs, each option's billing rule."""
+    offers = client.get("/offers?limit=5000").json()["offers"]
+    providers = {p["provider"]: p for p in client.get("/providers").json()["providers"]}
+    for offer in offers:
+        runs = {r["run_id"]: r for r in providers[offer["provider"]]["recent_runs"]}
+        assert offer["run_id"] in runs and runs[offer["run_id"]]["status"] == "ok"
+    for planned in planned_runs(Settings()):
+        schedule = providers[planned.collector.name]["schedule"]
+        assert {"scope": planned.scope.name, "interval_minutes": planned.interval_minutes} in [
+            {k: s[k] for k in ("scope", "interval_minutes")} for s in schedule
+        ]
+    manual = providers["manual"]["recent_runs"]
+    assert [r["finished_at"] for r in manual] == sorted((r["finished_at"] for r in manual), reverse=True)
+    assert len(manual) == 4 and all(r["quotes"] for r in manual)
+    by_key = {(o["provider"], o["region"], o["sku"], o["pricing"]): o for o in offers}
+    for option in client.get("/cheapest?mem=60&limit=50").json()["options"]:
+        offer = by_key[(option["provider"], option["region"], option["sku"], option["pricing"])]
+        assert (option["billing_increment_s"], option["billing_minimum_s"]) == (
+            offer["billing_increment_s"],
+            offer["billing_minimum_s"],
+        )
