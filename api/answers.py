@@ -27,7 +27,11 @@ def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> d
         # The estimator's inputs as understood (only those given; the estimate states the defaults).
         echo.update(params.estimate.query.model_dump(mode="json", exclude_unset=True))
         echo["headroom"] = settings.gpu_memory_headroom
-    echo.update(query.model_dump(mode="json", exclude={"mem_gb"}))
+    echo.update(query.model_dump(mode="json", exclude={"mem_gb", "work"}))
+    if query.work is not None:  # the amount of work instead of hours, as given (and the training MFU used)
+        echo.update(query.work.model_dump(exclude_none=True))
+        if params.estimate is not None and params.estimate.workload.training:
+            echo["mfu"] = settings.training_mfu
     return echo
 
 
@@ -40,6 +44,8 @@ def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
         single_gpu=params.single_gpu,
         gpus=params.estimate.gpus if "gpus" in params.estimator_values() else None,
         rank_by=params.rank_by,
+        work=params.work,
+        mfu=settings.training_mfu,
     )
 
 

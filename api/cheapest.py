@@ -10,7 +10,11 @@ rank by ¥ per million tokens. Its cost for `hours` of wall-clock time follows i
 - monthly: ceil(hours / 730) months (a package priced per fixed term, e.g. 30 days: whole terms);
 - reserved_*: the whole term is paid, however short the job.
 
-Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand.
+Each option shows `billed_hours` and `total_cny`, so the arithmetic can be checked by hand, and which
+card it is (`gpu_model`, `gpu_memory_gb`, `form_factor`) with the card's `bandwidth_gb_s` from the
+card table (null when unknown). With an amount of work instead of hours (`tokens=`, only with the
+estimator's inputs), the Judge gives each option its own hours; an option it cannot time or rank
+(no TFLOPS or bandwidth for its card) is listed under `unranked` with the reason, never guessed.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_serializer
 
+from pricedb.cards import Card, card
 from pricedb.models import Pricing, Unit
 from pricedb.normalize import hours_per_unit, term_hours_of
 from pricedb.offer_filter import OfferFilter, mismatch
@@ -29,26 +34,40 @@ from pricedb.queries import Offer
 from pricedb.settings import Settings
 
 
+class JobWork(BaseModel):
+    """The amount of work a job is (instead of wall-clock hours): training tokens or tokens to generate."""
+
+    tokens: int
+    epochs: float | None = None  # tokens = epochs × dataset_tokens, when given so
+    dataset_tokens: int | None = None
+
+
 class CheapestQuery(BaseModel):
     """The question, as understood (echoed back in the answer)."""
 
     mem_gb: float | None  # None: the estimator's inputs were given instead (a Judge decides viability)
-    hours: float = 1.0
+    hours: float | None = 1.0  # None: the amount of work was given instead (each option's own hours)
     pricing: list[Pricing] = []
     provider: list[str] = []
     region: list[str] = []
-    gpu: str = "A100"
+    gpu: list[str] = []  # GPU models; empty: every card
     single_gpu: bool = False
     interruptible: bool = True
     include_unavailable: bool = False
     include_stale: bool = False
     rank_by: str = "total"
     limit: int = 10
+    work: JobWork | None = None
+
+    @field_serializer("gpu")
+    def _gpu_text(self, gpu: list[str]) -> str | None:
+        """Echoed as the parameter is written (`A100`, `A100,H100`); null for every card."""
+        return ",".join(gpu) or None
 
     @property
     def offer_filter(self) -> OfferFilter:
         return OfferFilter(
-            gpu=self.gpu,
+            gpus=tuple(self.gpu),
             pricings=tuple(p.value for p in self.pricing),
             providers=tuple(self.provider),
             regions=tuple(self.region),
@@ -118,6 +137,19 @@ class Judge(Protocol):
 
     def fits(self, offer: Offer) -> bool: ...
 
+    @property
+    def needs_card_figures(self) -> bool:
+        """Whether the ranking or the hours need figures a card may lack (then `unranked` is answered)."""
+        ...
+
+    def unranked(self, offer: Offer) -> str | None:
+        """Why a viable, priced offer cannot be timed or ranked as asked (no figures for its card); None: it can."""
+        ...
+
+    def hours(self, offer: Offer, wall_clock: float | None) -> float:
+        """The hours the job takes on `offer`: `wall_clock` as asked, or its own from the amount of work."""
+        ...
+
     def option_fields(self, offer: Offer) -> dict[str, Any]: ...
 
     def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]: ...
@@ -150,6 +182,7 @@ class Selection:
     ranked: list[tuple[Offer, JobCost]]
     unpriced: list[Offer]  # viable, but no CNY price (no FX rate): shown, never ranked as zero
     excluded: dict[str, int]  # how many viable offers each filter took out
+    unranked: list[tuple[Offer, str]]  # viable and priced, but the ranking asked for has no figure for it
 
 
 def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge: Judge | None = None) -> Selection:
@@ -159,6 +192,7 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge:
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
     ranked: list[tuple[Offer, JobCost]] = []
     unpriced: list[Offer] = []
+    unranked: list[tuple[Offer, str]] = []
     for offer in offers:
         reason = mismatch(offer, chosen)
         if reason is not None and reason not in excluded:
@@ -168,16 +202,23 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge:
         if reason is not None:
             excluded[reason] += 1
             continue
-        cost = job_cost(offer, query.hours, settings)
-        if cost is None:
+        if offer.cny_per_hour is None or offer.fx_rate is None:
             unpriced.append(offer)
-        else:
-            ranked.append((offer, cost))
+            continue
+        why = judge.unranked(offer) if judge is not None else None
+        if why is not None:
+            unranked.append((offer, why))
+            continue
+        hours = judge.hours(offer, query.hours) if judge is not None else query.hours
+        assert hours is not None  # without a judge, the question is about wall-clock hours
+        cost = job_cost(offer, hours, settings)
+        assert cost is not None  # priced: checked above
+        ranked.append((offer, cost))
     if judge is not None:
         ranked.sort(key=lambda pair: judge.rank_key(*pair))
     else:
         ranked.sort(key=lambda pair: (pair[1].total_cny, pair[0].cny_per_gb_hour or 0.0, pair[0].key))
-    return Selection(ranked, unpriced, excluded)
+    return Selection(ranked, unpriced, excluded, unranked)
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -220,7 +261,40 @@ def option_json(rank: int, offer: Offer, cost: JobCost) -> dict[str, object]:
         "billing_minimum_s": offer.billing_minimum_s,
         "offline": offer.offline,
         "held_reason": offer.held_reason,
+        "bandwidth_gb_s": bandwidth_of(offer),
     }
+
+
+def card_of(offer: Offer) -> Card | None:
+    """The card an offer rents, from the card table (its form factor picks the variant; unknown: PCIe,
+    the slower); None for a model or size the table does not know, and for a slice of a GPU (MIG,
+    vGPU): the table's figures are a whole card's, and a slice's share of them is not a figure anyone
+    published (a MIG 4g.40gb of an A100 80GB is not an A100 40GB)."""
+    if offer.gpu_fraction is not None:
+        return None
+    return card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+
+
+def card_words(offer: Offer) -> str:
+    """`H100 80GB SXM5`, `A100 MIG 1g.10gb SXM4`: the card or slice, as the messages name it."""
+    size = offer.gpu_partition or f"{offer.gpu_memory_gb:g}GB"
+    return " ".join(w for w in (offer.gpu_model, size, offer.form_factor) if w)
+
+
+def no_card_figure(offer: Offer, figure: str) -> str:
+    """Why `figure` ("memory bandwidth", "dense BF16 TFLOPS") is unknown for `offer`'s card."""
+    if offer.gpu_fraction is not None:
+        return (
+            f"{card_words(offer)} is a slice of one GPU ({offer.gpu_fraction:.3g} of it): the card table's "
+            f"{figure} is a whole card's"
+        )
+    return f"no {figure} for {card_words(offer)} in the card table"
+
+
+def bandwidth_of(offer: Offer) -> float | None:
+    """The card's peak memory bandwidth (GB/s) from the card table; None when unknown (never guessed)."""
+    found = card_of(offer)
+    return None if found is None else found.bandwidth_gb_s
 
 
 def unpriced_json(offer: Offer) -> dict[str, object]:
@@ -233,6 +307,23 @@ def unpriced_json(offer: Offer) -> dict[str, object]:
         "currency": offer.currency,
         "unit": offer.unit,
         "reason": offer.fx_note or "no CNY price",
+    }
+
+
+def unranked_json(offer: Offer, reason: str) -> dict[str, object]:
+    return {
+        "provider": offer.provider,
+        "region": offer.region,
+        "sku": offer.sku,
+        "gpu_model": offer.gpu_model,
+        "gpu_memory_gb": offer.gpu_memory_gb,
+        "form_factor": offer.form_factor,
+        "gpu_count": offer.gpu_count,
+        "gpu_partition": offer.gpu_partition,
+        "gpu_fraction": offer.gpu_fraction,
+        "pricing": offer.pricing,
+        "cny_per_hour": offer.cny_per_hour,
+        "reason": reason,
     }
 
 
@@ -251,6 +342,8 @@ def answer(
         row.update(judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)})
         options.append(row)
     summary = judge.summary() if judge is not None else {}
+    if judge is not None and judge.needs_card_figures:  # options it could not time or rank, and why
+        summary["unranked"] = [unranked_json(o, why) for o, why in selection.unranked]
     return {
         "query": query_echo,
         "estimate": summary.pop("estimate", None),

@@ -10,8 +10,10 @@ are considered.
 
 The estimate is made once per request (when the parameters are validated); plans once per distinct
 GPU count, throughput once per distinct card. For inference each option also gets an estimated
-decoding speed and ¥ per million generated tokens, `cny_per_hour / (tokens_per_s × 3600) × 10^6`,
-and `rank_by=per_mtoken` ranks by it.
+decoding speed at its card's own bandwidth (card table) and ¥ per million generated tokens,
+`cny_per_hour / (tokens_per_s × 3600) × 10^6`, and `rank_by=per_mtoken` ranks by it; a card with no
+bandwidth figure gets none and, under that ranking, is listed as unranked with the reason. With an
+amount of work (`tokens=`), api/cheapest_job.py gives each option its own hours.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from api.cheapest import JobCost, pcie_note, split_over_pcie
+from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
+from api.cheapest_job import JobTimer
 from api.estimator import (
     Estimate,
     EstimateQuery,
@@ -30,24 +33,33 @@ from api.estimator import (
     decode_throughput,
     per_gpu_plan,
 )
-from api.estimator.throughput import REFERENCE_CARD
 from pricedb.queries import Offer
 
 VIABILITY_RULE = (
     "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
     "≤ usable_gb = gpu_memory_gb × headroom on each of its GPUs"
 )
-# GPU models the throughput estimate is made for: the card its efficiencies were fitted on.
-THROUGHPUT_GPUS = (REFERENCE_CARD,)
 THROUGHPUT_RULE = "tokens_per_s = batch / step time; cny_per_mtoken = cny_per_hour / (tokens_per_s × 3600) × 10^6"
 
 
 @lru_cache(maxsize=1024)
 def _throughput(
-    query: EstimateQuery, gpu_count: int, gpu_memory_gb: float, form_factor: str | None, interconnect: str | None
+    query: EstimateQuery,
+    gpu_count: int,
+    gpu_memory_gb: float,
+    form_factor: str | None,
+    interconnect: str | None,
+    gpu_model: str = "A100",
+    bandwidth_gb_s: float | None = None,
 ) -> Throughput:
     return decode_throughput(
-        query, gpu_memory_gb=gpu_memory_gb, gpu_count=gpu_count, form_factor=form_factor, interconnect=interconnect
+        query,
+        gpu_memory_gb=gpu_memory_gb,
+        gpu_count=gpu_count,
+        form_factor=form_factor,
+        interconnect=interconnect,
+        gpu_model=gpu_model,
+        bandwidth_gb_s=bandwidth_gb_s,
     )
 
 
@@ -64,9 +76,16 @@ class EstimateJudge:
     single_gpu: bool = False
     gpus: int | None = None  # the job's own GPU count, when given: only machines with that many
     rank_by: str = "total"
+    work: JobWork | None = None  # an amount of work instead of wall-clock hours
+    mfu: float = 0.4  # Settings.training_mfu
     _plans: dict[int, GpuPlan] = field(default_factory=dict)
     _configurations: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)
-    _throughputs: dict[tuple[int, float, str | None, str | None], Throughput] = field(default_factory=dict)
+    _throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
+    _timer: JobTimer | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.work is not None:
+            self._timer = JobTimer(self.estimate, self.work, self.mfu, self.gpus_used, self.throughput)
 
     @property
     def inference(self) -> bool:
@@ -81,18 +100,36 @@ class EstimateJudge:
             plan = self._plans[gpu_count] = per_gpu_plan(self.estimate, gpu_count)
         return plan
 
-    def throughput(self, offer: Offer) -> Throughput:
-        """Decoding speed on this offer's cards, once per distinct card and GPU count (ranking asks per offer)."""
-        key = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect)
-        found = self._throughputs.get(key)
-        if found is None:
-            found = self._throughputs[key] = _throughput(self.estimate.query, *key)
-        return found
+    def throughput(self, offer: Offer) -> Throughput | None:
+        """Decoding speed on this offer's cards at their own bandwidth, once per distinct card and GPU
+        count (ranking asks per offer); None for a card the table has no bandwidth for."""
+        key = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect, offer.gpu_model)
+        if key not in self._throughputs:
+            bandwidth = bandwidth_of(offer)
+            self._throughputs[key] = (
+                None if bandwidth is None else _throughput(self.estimate.query, *key, bandwidth_gb_s=bandwidth)
+            )
+        return self._throughputs[key]
 
     def usable_gb(self, offer: Offer) -> float:
         return offer.gpu_memory_gb * self.headroom
 
     # --- Judge ----------------------------------------------------------------------------------
+    @property
+    def needs_card_figures(self) -> bool:
+        return self.rank_by == "per_mtoken" or self._timer is not None
+
+    def unranked(self, offer: Offer) -> str | None:
+        if self.rank_by == "per_mtoken" and self.throughput(offer) is None:
+            return f"{no_card_figure(offer, 'memory bandwidth')}: no tokens_per_s, so no cny_per_mtoken to rank by"
+        return self._timer.unranked(offer) if self._timer is not None else None
+
+    def hours(self, offer: Offer, wall_clock: float | None) -> float:
+        if self._timer is not None:
+            return self._timer.hours(offer)
+        assert wall_clock is not None
+        return wall_clock
+
     def fits(self, offer: Offer) -> bool:
         if self.gpus is not None and offer.gpu_count != self.gpus:
             return False
@@ -144,16 +181,18 @@ class EstimateJudge:
                     f"here are for one copy on {used} GPUs."
                 )
         fields["job_notes"] = notes
+        if self._timer is not None:
+            fields["job"] = self._timer.option_fields(offer)
         return fields
 
     def _throughput_fields(self, offer: Offer) -> dict[str, Any]:
-        if offer.gpu_model not in THROUGHPUT_GPUS:
+        tp = self.throughput(offer)
+        if tp is None:
             return {
                 "tokens_per_s": None,
                 "cny_per_mtoken": None,
-                "throughput": {"notes": [f"no bandwidth figures for {offer.gpu_model}: throughput not estimated"]},
+                "throughput": {"notes": [f"{no_card_figure(offer, 'memory bandwidth')}: throughput not estimated"]},
             }
-        tp = self.throughput(offer)
         per_mtoken = None if offer.cny_per_hour is None else cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s)
         inputs = tp.as_dict()
         inputs.pop("tokens_per_s")
@@ -165,8 +204,9 @@ class EstimateJudge:
         by_total = (cost.total_cny, offer.cny_per_gb_hour or 0.0, offer.key)
         if self.rank_by != "per_mtoken":
             return by_total
-        assert offer.cny_per_hour is not None  # only priced options are ranked
-        return (cny_per_million_tokens(offer.cny_per_hour, self.throughput(offer).tokens_per_s), *by_total)
+        tp = self.throughput(offer)
+        assert offer.cny_per_hour is not None and tp is not None  # only priced, timed options are ranked
+        return (cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s), *by_total)
 
     def summary(self) -> dict[str, Any]:
         configurations = sorted(self._configurations.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"]))
@@ -184,12 +224,14 @@ class EstimateJudge:
         }
         if self.inference:
             body["throughput"] = {"estimate": True, "rule": THROUGHPUT_RULE, "notes": self._shared_notes()}
+        if self._timer is not None:
+            body["job"] = self._timer.summary()
         return body
 
     def _shared_notes(self) -> list[str]:
         """Throughput notes that depend on the query alone (a one-GPU reference), said once in the answer;
         notes about a particular machine (PCIe, …) stay with its option."""
-        return list(_throughput(self.estimate.query, 1, 80.0, None, None).notes)
+        return list(_throughput(self.estimate.query, 1, 80.0, None, None, "A100").notes)
 
 
 def _round4(value: float | None) -> float | None:

@@ -71,7 +71,7 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
         "query": {
             "since": iso_utc(query.since),
             "until": iso_utc(query.until),
-            "gpu": query.offers.gpu,
+            "gpu": ",".join(query.offers.gpus) or None,  # as written (A100,H100); null: every card
             "provider": list(query.offers.providers),
             "pricing": list(query.offers.pricings),
             "region": list(query.offers.regions),

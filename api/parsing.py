@@ -15,12 +15,16 @@ from pricedb.models import Pricing
 
 MAX_HOURS = 87_600.0  # ten years of wall-clock time
 MAX_MEM_GB = 100_000.0
+MAX_TOKENS = 1e16  # ten quadrillion: hundreds of times the largest pretraining run, far beyond any rental
+MAX_EPOCHS = 1000.0
 # Days a question may name: from the Unix epoch (long before any GPU was rented by the hour) to the
 # end of 2999 — far enough to mean "no upper bound", near enough that a day after it still exists.
 EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(2999, 12, 31)
 
 _MEM = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>gib|gb|g|tib|tb|t)?\s*$", re.IGNORECASE)
+_COUNT = re.compile(r"^\s*(?P<number>(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>[kKmMbBtT])?\s*$")
+_COUNT_UNITS = {None: 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 REGION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\- ]{0,63}$")
 BLANKS = " \t"  # what is trimmed around list items and names (the OpenAPI patterns say the same)
 _TRUE = {"1", "true", "yes", "on", "t", "y"}
@@ -46,16 +50,43 @@ def parse_mem_gb(value: str | float | int) -> float:
     return number
 
 
-def parse_hours(value: str | float | int) -> float:
+def _positive(value: str | float | int, what: str, maximum: float, at_most: str) -> float:
+    """A number of `what` greater than 0 and at most `maximum` (said as `at_most`)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{value!r} is not a number of hours") from None
+        raise ValueError(f"{value!r} is not a number of {what}") from None
     if not math.isfinite(number) or number <= 0:
-        raise ValueError("must be a number of hours greater than 0")
-    if number > MAX_HOURS:
-        raise ValueError(f"must be at most {MAX_HOURS:g} hours (ten years)")
+        raise ValueError(f"must be a number of {what} greater than 0")
+    if number > maximum:
+        raise ValueError(f"must be at most {at_most}")
     return number
+
+
+def parse_hours(value: str | float | int) -> float:
+    return _positive(value, "hours", MAX_HOURS, f"{MAX_HOURS:g} hours (ten years)")
+
+
+def parse_epochs(value: str | float | int) -> float:
+    """Passes over the dataset (training)."""
+    return _positive(value, "epochs", MAX_EPOCHS, f"{MAX_EPOCHS:g} epochs")
+
+
+def parse_tokens(value: str | float | int) -> int:
+    """`2e9`, `2000000000`, `2B`, `500M`, `1.5b` → a number of tokens (k, M, B, T: thousand, million,
+    billion, trillion; any case)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        match = _COUNT.match(str(value))
+        if not match:
+            raise ValueError(f"{value!r} is not a number of tokens; write it like 2e9, 2000000000 or 2B")
+        number = float(match["number"]) * _COUNT_UNITS[(match["unit"] or "").lower() or None]
+    if not math.isfinite(number) or number < 1:
+        raise ValueError("must be at least 1 token")
+    if number > MAX_TOKENS:
+        raise ValueError(f"{number:g} tokens is more than any job rents GPUs for (at most {MAX_TOKENS:g})")
+    return round(number)
 
 
 def split_list(value: str | Iterable[str] | None) -> list[str]:

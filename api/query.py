@@ -29,25 +29,36 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from api import query_schema as qs
-from api.cheapest import CheapestQuery
-from api.cheapest_estimate import THROUGHPUT_GPUS
+from api.cheapest import CheapestQuery, JobWork
 from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
-from api.estimator.models import _ALIASES, MAX_BATCH, MAX_CONTEXT, MAX_GPUS, Engine, Optimizer, Precision
+from api.estimator.models import (
+    _ALIASES,
+    MAX_BATCH,
+    MAX_CONTEXT,
+    MAX_GPUS,
+    Attention,
+    Engine,
+    Logits,
+    Optimizer,
+    Precision,
+)
 from api.limits import limit_parameter
 from api.parsing import (
-    BLANKS,
+    MAX_EPOCHS,
     MAX_HOURS,
     MAX_MEM_GB,
+    MAX_TOKENS,
     REGION,
     parse_bool,
-    parse_choice,
     parse_choices,
     parse_day,
+    parse_epochs,
     parse_hours,
     parse_mem_gb,
     parse_moment,
     parse_pricings,
     parse_regions,
+    parse_tokens,
     split_list,
 )
 from collectors.registry import COLLECTORS
@@ -74,12 +85,20 @@ Providers = _comma_list(
 )
 Regions = _comma_list(str, parse_regions, qs.region_list(REGION.pattern.strip("^$")))
 Skus = _comma_list(str, split_list, qs.schema({"type": "string"}, "comma list of instance types / SKUs"))
-GpuName = Annotated[str, qs.one_choice(MODEL_FACTS, "A100", "GPU model")]
+
+
+def _gpus(text: Any) -> list[str]:
+    return parse_choices(text, MODEL_FACTS, "gpu")
+
+
+Gpus = _comma_list(str, _gpus, qs.choice_list(MODEL_FACTS, "GPU models (pricedb/cards.py)"))
 Flag = Annotated[bool, BeforeValidator(lambda text: parse_bool(text, default=False)), qs.FLAG]
 OptionsLimit = Annotated[int, *limit_parameter("max_limit")]
 PageLimit = Annotated[int, *limit_parameter("max_page_limit")]
 Day = Annotated[date | None, BeforeValidator(lambda text: parse_day(text) if text else None)]
-LISTS = ("pricing", "provider", "region", "sku")
+LISTS = ("gpu", "pricing", "provider", "region", "sku")
+COUNT_PATTERN = r"^\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*[kKmMbBtT]?\s*$|^$"  # 7B, 2e9, 500M
+Tokens = Annotated[int | None, BeforeValidator(lambda text: parse_tokens(text) if text not in (None, "") else None)]
 
 
 class BaseFilters(BaseModel):
@@ -90,7 +109,7 @@ class BaseFilters(BaseModel):
     pricing: Pricings = Field(default_factory=tuple)
     provider: Providers = Field(default_factory=tuple)
     region: Regions = Field(default_factory=tuple)
-    gpu: GpuName = "A100"
+    gpu: Gpus = Field(default_factory=tuple)  # empty: every card
     include_unavailable: Flag = True
 
     @model_validator(mode="before")
@@ -102,15 +121,10 @@ class BaseFilters(BaseModel):
             return {k: v[-1] if k in LISTS and isinstance(v, list) and v else v for k, v in data.items()}
         return data
 
-    @field_validator("gpu")
-    @classmethod
-    def _gpu(cls, value: str) -> str:
-        return parse_choice(value, MODEL_FACTS, "gpu") if value.strip(BLANKS) else "A100"
-
     def offer_filter(self) -> OfferFilter:
         """Which offers (or observations) the question is about (pricedb.offer_filter)."""
         return OfferFilter(
-            gpu=self.gpu,
+            gpus=self.gpu,
             pricings=tuple(p.value for p in self.pricing),
             providers=self.provider,
             regions=self.region,
@@ -177,6 +191,8 @@ class EstimatorFields(BaseModel):
     optimizer: Annotated[str | None, qs.enum_or_empty(_enum_names("optimizer", Optimizer))] = None
     lora_rank: Annotated[str | None, qs.integer_or_empty(1, 8192)] = None
     engine: Annotated[str | None, qs.enum_or_empty(_enum_names("engine", Engine))] = None
+    attention: Annotated[str | None, qs.enum_or_empty(_enum_names("attention", Attention))] = None
+    logits: Annotated[str | None, qs.enum_or_empty(_enum_names("logits", Logits))] = None
 
     _estimate: Estimate | None = PrivateAttr(None)
 
@@ -184,10 +200,11 @@ class EstimatorFields(BaseModel):
         values = {name: getattr(self, name) for name in EstimatorFields.model_fields}
         return {name: value for name, value in values.items() if value}
 
-    def _run_estimator(self) -> Estimate:
+    def _run_estimator(self, gpu_models: tuple[str, ...] = ()) -> Estimate:
+        """The estimate, with `borderline` judged against the sizes of `gpu_models` (none: the A100's)."""
         values = self.estimator_values()
         try:
-            result = estimate(EstimateQuery(**values))
+            result = estimate(EstimateQuery(**values), gpu_models=gpu_models)
         except ValidationError as exc:
             raise _invalid(
                 [(str(e["loc"][-1]), str(e["msg"]).removeprefix("Value error, "), e["input"]) for e in exc.errors()]
@@ -203,18 +220,37 @@ class EstimatorFields(BaseModel):
         return self._estimate
 
 
+BorderlineCards = _comma_list(
+    str,
+    lambda text: parse_choices(text, MODEL_FACTS, "gpu"),
+    qs.choice_list(
+        MODEL_FACTS, "GPU models whose sizes borderline is judged against", "empty: the A100's 40 and 80 GiB"
+    ),
+)
+
+
 class EstimateParams(EstimatorFields):
-    """`/estimate` and `gpuprice estimate`."""
+    """`/estimate` and `gpuprice estimate`. `gpu` names the cards `borderline` is judged against
+    (default: the A100's 40 and 80 GiB)."""
+
+    gpu: BorderlineCards = Field(default_factory=tuple)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_gpu_text(cls, data: Any) -> Any:
+        return BaseFilters._one_text_each(data)
 
     @model_validator(mode="after")
     def _estimated(self) -> EstimateParams:
-        self._run_estimator()
+        self._run_estimator(self.gpu)
         return self
 
 
 class CheapestParams(OfferFilters, EstimatorFields):
     """`/cheapest`: `mem`, or the estimator's inputs (then each option is judged on its own GPU count).
-    Stale and sold-out offers are left out unless asked for; spot is in unless `interruptible=false`."""
+    Stale and sold-out offers are left out unless asked for; spot is in unless `interruptible=false`.
+    With the estimator's inputs, `tokens` (or `epochs` × `dataset_tokens`) gives the amount of work
+    instead of `hours`: each option's hours then come from its own cards' speed (the whole job's cost)."""
 
     include_unavailable: Flag = False
     include_stale: Flag = False
@@ -226,9 +262,28 @@ class CheapestParams(OfferFilters, EstimatorFields):
     hours: Annotated[float, BeforeValidator(parse_hours), qs.number(0, MAX_HOURS, 1, "wall-clock hours of the job")] = (
         1.0
     )
+    tokens: Annotated[
+        Tokens,
+        qs.schema(
+            {"type": "string", "pattern": COUNT_PATTERN},
+            "the amount of work instead of hours: training tokens (training), or tokens to generate "
+            "(inference): 2e9, 2B, 500M",
+        ),
+    ] = None
+    epochs: Annotated[
+        float | None,
+        BeforeValidator(lambda text: parse_epochs(text) if text not in (None, "") else None),
+        qs.schema(
+            {"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": MAX_EPOCHS}, qs.EMPTY]},
+            "training: passes over the dataset (with dataset_tokens), instead of tokens",
+        ),
+    ] = None
+    dataset_tokens: Annotated[
+        Tokens, qs.schema({"type": "string", "pattern": COUNT_PATTERN}, "training: tokens in one pass over the data")
+    ] = None
     single_gpu: Flag = False
     interruptible: Flag = True
-    rank_by: Literal["total", "per_mtoken"] = "total"
+    rank_by: Literal["total", "per_mtoken", "job_total"] = "total"
     limit: OptionsLimit = 10
 
     @model_validator(mode="after")
@@ -243,37 +298,98 @@ class CheapestParams(OfferFilters, EstimatorFields):
                 [("mem", "give mem (e.g. 60GB), or the job to estimate: model (e.g. llama-2-13b) or params "
                   "(e.g. 7B) with workload, precision, context, …", None)]
             )  # fmt: skip
-        result = self._run_estimator() if given else None
+        result = self._run_estimator(self.gpu) if given else None
         if result is not None and self.single_gpu and result.gpus > 1:
             raise _invalid([("single_gpu", f"contradicts gpus={result.gpus}: give one of them", "true")])
-        if self.rank_by == "per_mtoken":
-            if result is None or result.workload is not Workload.INFERENCE:
-                what = "mem gives no throughput" if result is None else f"workload is {result.workload.value}"
-                raise _invalid(
-                    [("rank_by", f"per_mtoken ranks inference estimates ({what}): give model or params "
-                      "with workload=inference, or rank_by=total", self.rank_by)]
-                )  # fmt: skip
-            if self.gpu not in THROUGHPUT_GPUS:
-                raise _invalid(
-                    [("rank_by", f"per_mtoken needs a throughput estimate, made for {', '.join(THROUGHPUT_GPUS)} "
-                      f"only (gpu={self.gpu})", self.rank_by)]
-                )  # fmt: skip
+        self._check_work(result)
+        work = self.work
+        if self.rank_by == "per_mtoken" and (result is None or result.workload is not Workload.INFERENCE):
+            what = "mem gives no throughput" if result is None else f"workload is {result.workload.value}"
+            raise _invalid(
+                [("rank_by", f"per_mtoken ranks inference estimates ({what}): give model or params "
+                  "with workload=inference, or rank_by=total", self.rank_by)]
+            )  # fmt: skip
+        if self.rank_by == "job_total" and work is None:
+            raise _invalid(
+                [("rank_by", "job_total ranks by the cost of the whole job: give the amount of work, tokens "
+                  "(training tokens, or tokens to generate) or epochs with dataset_tokens", self.rank_by)]
+            )  # fmt: skip
+        if work is not None and "rank_by" not in self.model_fields_set:
+            self.rank_by = "job_total"
         return self
 
+    def _check_work(self, result: Estimate | None) -> None:
+        """The amount of work (`tokens`, or `epochs` × `dataset_tokens`), checked against the rest."""
+        named = [n for n in ("tokens", "epochs", "dataset_tokens") if getattr(self, n) is not None]
+        if not named:
+            return
+        first = named[0]
+        if result is None:
+            raise _invalid(
+                [(first, "the cost of the whole job needs the job itself: give model or params with workload "
+                  "instead of mem (its hours come from the job's FLOPs or decoding speed)", getattr(self, first))]
+            )  # fmt: skip
+        if "hours" in self.model_fields_set:
+            raise _invalid(
+                [("hours", f"give hours (wall-clock time) or {first} (the amount of work, from which each "
+                  "option's hours are estimated), not both", f"{self.hours:g}")]
+            )  # fmt: skip
+        if self.tokens is not None and len(named) > 1:
+            raise _invalid(
+                [(named[1], "give tokens, or epochs with dataset_tokens, not both", getattr(self, named[1]))]
+            )
+        if self.tokens is not None:
+            return
+        if self.epochs is None or self.dataset_tokens is None:
+            missing, why = (
+                ("dataset_tokens", "epochs needs dataset_tokens, the tokens in one pass over the data")
+                if self.epochs is not None
+                else ("epochs", "dataset_tokens needs epochs, the passes over the data (or give tokens)")
+            )
+            raise _invalid([(missing, why, None)])
+        if not result.workload.training:
+            raise _invalid(
+                [("epochs", "epochs are passes of training; for inference give tokens (tokens to generate)",
+                  f"{self.epochs:g}")]
+            )  # fmt: skip
+        total = self.epochs * self.dataset_tokens
+        if total > MAX_TOKENS:
+            raise _invalid(
+                [
+                    (
+                        "epochs",
+                        f"epochs × dataset_tokens = {total:g} tokens, more than {MAX_TOKENS:g}",
+                        f"{self.epochs:g}",
+                    )
+                ]
+            )
+
+    @property
+    def work(self) -> JobWork | None:
+        """The amount of work asked about; None when the question is about `hours`."""
+        if self.tokens is not None:
+            return JobWork(tokens=self.tokens)
+        if self.epochs is not None and self.dataset_tokens is not None:
+            tokens = max(1, round(self.epochs * self.dataset_tokens))
+            return JobWork(tokens=tokens, epochs=self.epochs, dataset_tokens=self.dataset_tokens)
+        return None
+
     def to_query(self) -> CheapestQuery:
+        work = self.work
         return CheapestQuery(
             mem_gb=self.mem,
-            hours=self.hours,
+            hours=None if work is not None else self.hours,
             pricing=list(self.pricing),
             provider=list(self.provider),
             region=list(self.region),
-            gpu=self.gpu,
+            gpu=list(self.gpu),
             single_gpu=self.single_gpu,
             interruptible=self.interruptible,
             include_unavailable=self.include_unavailable,
             include_stale=self.include_stale,
             rank_by=self.rank_by,
             limit=self.limit,
+            work=work,
         )
 
 

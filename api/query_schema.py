@@ -27,13 +27,13 @@ def _alternatives(choices: Iterable[str]) -> str:
     return "(" + "|".join(re.escape(c.lower()) for c in choices) + ")"
 
 
-def choice_list(choices: Iterable[str], what: str) -> WithJsonSchema:
-    """A comma list of `choices` (any case, spaces and empty items ignored); empty for all."""
+def choice_list(choices: Iterable[str], what: str, empty: str = "empty for all") -> WithJsonSchema:
+    """A comma list of `choices` (any case, spaces and empty items ignored); `empty` says what none means."""
     choices = list(choices)
     item = rf"[ \t]*{_alternatives(choices)}?[ \t]*"
     return schema(
         {"type": "string", "pattern": f"^{item}(,{item})*$"},
-        f"comma list of {what}, any case: {', '.join(choices)}; empty for all",
+        f"comma list of {what}, any case: {', '.join(choices)}; {empty}",
     )
 
 

@@ -14,13 +14,21 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def _card_cell(row: dict[str, Any]) -> str:
+    """`8×H100 80GB`, or for slices of a GPU `1×A100 MIG 1g.10gb (10GB)`: never a slice shown as a card."""
+    partition = row.get("gpu_partition")
+    if partition:
+        return f"{row['gpu_count']}×{row['gpu_model']} {partition} ({row['gpu_memory_gb']:g}GB)"
+    return f"{row['gpu_count']}×{row['gpu_model']} {row['gpu_memory_gb']:g}GB"
+
+
 def _offer_cells(row: dict[str, Any]) -> list[str]:
     """Which offer, at what native price: the first columns of the option and offer tables."""
     return [
         row["provider"],
         row["region"],
         row["sku"],
-        f"{row['gpu_count']}×{row['gpu_memory_gb']:g}GB",
+        _card_cell(row),
         row["pricing"],
         f"{row['price']:,.4g} {row['currency']}/{row['unit']}",
     ]
@@ -42,12 +50,14 @@ def _flags(row: dict[str, Any]) -> str:
 
 def _cheapest_title(payload: dict[str, Any]) -> str:
     query, estimate = payload["query"], payload.get("estimate")
+    cards = query["gpu"] or "any GPU"
     if estimate is None:
-        return f"Cheapest ways to get {query['mem_gb']:g} GB of {query['gpu']} memory for {query['hours']:g} h"
+        return f"Cheapest ways to get {query['mem_gb']:g} GB of {cards} memory for {query['hours']:g} h"
     what = estimate["model"] or f"a {estimate['params_b']:g}B model"
+    amount = f"{query['hours']:g} h" if query["hours"] is not None else f"{query['tokens']:,} tokens"
     return (
         f"Cheapest ways to run {what} ({estimate['workload']}, {estimate['precision']}, context {estimate['context']}, "
-        f"batch {estimate['batch']}) on {query['gpu']} for {query['hours']:g} h"
+        f"batch {estimate['batch']}) on {cards} for {amount}"
     )
 
 
@@ -69,6 +79,9 @@ def cheapest_table(payload: dict[str, Any]) -> None:
         columns.append(("need/GPU GiB", "right"))
     if per_mtoken:
         columns += [("tok/s", "right"), ("¥/Mtok", "right")]
+    job = bool(payload.get("job"))
+    if job:
+        columns.append(("hours needed", "right"))
     for name, justify in [*columns, ("", "left")]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in payload["options"]:
@@ -84,6 +97,8 @@ def cheapest_table(payload: dict[str, Any]) -> None:
             cells.append(f"{_num(row['per_gpu_need_gb'], 1)}/{row['usable_gb']:g}")
         if per_mtoken:
             cells += [_num(row["tokens_per_s"], 1), _num(row["cny_per_mtoken"])]
+        if job:
+            cells.append(_num(row["job"]["hours_needed"], 1))
         flags = _flags(row) + (" [cyan]PCIe[/cyan]" if any("PCIe" in n for n in row.get("job_notes", [])) else "")
         table.add_row(*cells, flags.strip())
     console.print(table)
@@ -92,7 +107,7 @@ def cheapest_table(payload: dict[str, Any]) -> None:
     left_out = {k: v for k, v in payload.get("excluded", {}).items() if v}
     if left_out:
         console.print("left out: " + ", ".join(f"{count} {why}" for why, count in left_out.items()))
-    for row in payload.get("unpriced", []):
+    for row in [*payload.get("unpriced", []), *payload.get("unranked", [])]:
         console.print(f"not ranked: {row['provider']}/{row['region']}/{row['sku']} ({row['pricing']}): {row['reason']}")
     if not payload["options"]:
         console.print("no viable option: try more hours, fewer GB, include_stale, or `gpuprice collect`")
@@ -116,6 +131,8 @@ def _estimate_summary(payload: dict[str, Any]) -> None:
         console.print(f"note: {note}")
     if payload.get("throughput"):
         console.print("throughput is an estimate: " + " ".join(payload["throughput"]["notes"]))
+    if payload.get("job"):
+        console.print(f"job: {payload['job']['rule']}; " + " ".join(payload["job"]["notes"]))
 
 
 def estimate_table(payload: dict[str, Any]) -> None:

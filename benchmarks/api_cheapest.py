@@ -8,7 +8,9 @@ at 1 and at 8 connections. The database holds 2,000 current offers and 1,000,000
 
 Targets (issue 2): p50 ≤ 2 ms at one connection; at 8 connections at least half the trivial
 endpoint's requests/s. Estimator queries (issue 5) go through the same caches: the estimate is made
-once per uncached question and each GPU count is planned once, not once per offer.
+once per uncached question and each GPU count is planned once, not once per offer. The cost of a whole
+job (issue 11, `tokens=`) times each option once per distinct card and GPU count. Without `wrk` the
+uncached answers are still measured and the load runs are skipped.
 
     python benchmarks/api_cheapest.py [--seconds 10] [--offers 2000] [--observations 1000000]
 """
@@ -37,6 +39,7 @@ from pricedb.store import PriceStore, RunRecord, utc_naive  # noqa: E402
 
 CHEAPEST = "/cheapest?mem=60GB&hours=200"
 BY_MODEL = "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&context=4096&hours=200"
+BY_WORK = "/cheapest?model=qwen2.5-7b&workload=full_finetune&tokens=2000000000"
 TRIVIAL = "/bench/trivial"
 
 
@@ -174,6 +177,22 @@ def cold_estimator_answers(base: str, count: int = 30) -> tuple[float, list[floa
     return first, timings
 
 
+def cold_work_answers(base: str, count: int = 30) -> list[float]:
+    """Milliseconds per uncached answer to the cost of a whole job (each with another amount of work)."""
+    import httpx
+
+    timings = []
+    with httpx.Client() as client:
+        client.get(base + BY_WORK).raise_for_status()
+        for extra in range(count):
+            start = time.perf_counter()
+            client.get(
+                base + BY_WORK.replace("tokens=2000000000", f"tokens={2_000_000_001 + extra}")
+            ).raise_for_status()
+            timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
@@ -184,8 +203,6 @@ def main() -> None:
     if args.serve:
         serve(Path(args.serve[0]), int(args.serve[1]))
         return
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is needed: apt-get install wrk")
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "bench.duckdb"
         seed(db, args.offers, args.observations)
@@ -200,6 +217,13 @@ def main() -> None:
             first, by_model = cold_estimator_answers(base)
             print(f"by model, first question (estimator cold): {first:.2f} ms")
             print(f"by model, uncached answers (median of {len(by_model)}): {statistics.median(by_model):.2f} ms")
+            by_work = cold_work_answers(base)
+            print(
+                f"by work (tokens=), uncached answers (median of {len(by_work)}): {statistics.median(by_work):.2f} ms"
+            )
+            if shutil.which("wrk") is None:
+                print("wrk not found (apt-get install wrk): load runs skipped")
+                return
             print(f"wrk, {args.seconds} s per run, one uvicorn worker, {os.cpu_count()} CPUs")
             print(f"{'endpoint':<34}{'conns':>6}{'req/s':>10}{'p50 ms':>9}   (by model = {BY_MODEL})")
             results = {}

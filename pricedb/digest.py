@@ -64,6 +64,7 @@ def offer_row(offer: Offer) -> dict[str, Any]:
         "gpu_model": offer.gpu_model,
         "gpu_memory_gb": offer.gpu_memory_gb,
         "gpu_count": offer.gpu_count,
+        "gpu_partition": offer.gpu_partition,  # a slice of one GPU (MIG, vGPU); None: whole cards
         "price": offer.price,
         "currency": offer.currency,
         "unit": offer.unit,
@@ -85,6 +86,7 @@ def change_row(old: Offer, new: Offer) -> dict[str, Any]:
         "gpu_model": new.gpu_model,
         "gpu_memory_gb": new.gpu_memory_gb,
         "gpu_count": new.gpu_count,
+        "gpu_partition": new.gpu_partition,
         "currency": new.currency,
         "unit": new.unit,
         "old_price": old.price,
@@ -148,15 +150,17 @@ def _pricing_rank(pricing: str) -> int:
 
 
 def _cheapest(offers: list[Offer]) -> list[dict[str, Any]]:
-    best: dict[tuple[str, float, str], Offer] = {}
+    # Per card, memory and pricing; a slice of a GPU (MIG 4g.40gb) is its own group, never the cheapest
+    # "A100 40GB" of the whole cards.
+    best: dict[tuple[str, float, str, str], Offer] = {}
     for offer in offers:
         if offer.stale or offer.availability == "sold_out" or offer.cny_per_gb_hour is None:
             continue
-        group = (offer.gpu_model, offer.gpu_memory_gb, offer.pricing)
+        group = (offer.gpu_model, offer.gpu_memory_gb, offer.gpu_partition or "", offer.pricing)
         held = best.get(group)
         if held is None or (offer.cny_per_gb_hour, offer.key) < (held.cny_per_gb_hour or 0.0, held.key):
             best[group] = offer
-    order = sorted(best, key=lambda g: (g[0], g[1], _pricing_rank(g[2])))
+    order = sorted(best, key=lambda g: (g[0], g[1], g[2], _pricing_rank(g[3])))
     return [offer_row(best[group]) for group in order]
 
 

@@ -4,8 +4,8 @@
 (/offers, /cheapest, /export and the catalogs), `sql_where` to the observations table (history).
 A rule is written once per side, next to the other, so the two cannot drift apart:
 
-- gpu: the model's name as pricedb.cards spells it (`A100`), exactly: collectors/sanity.py stores no other;
-- pricings, providers, skus: exact values, any of them (empty: all);
+- gpus, pricings, providers, skus: exact values, any of them (empty: all); a GPU model is named as
+  pricedb.cards spells it (`A100`), the only spelling collectors/sanity.py stores;
 - regions: any of them, in any case (empty: all);
 - interruptible (spot), stale, sold-out offers: kept unless the `include_*` flag is off.
   Observations have no staleness (each is shown as it was seen), so `sql_where` refuses a filter
@@ -24,7 +24,7 @@ Mismatch = Literal["gpu", "pricing", "provider", "region", "sku", "interruptible
 
 @dataclass(frozen=True, slots=True)
 class OfferFilter:
-    gpu: str = "A100"
+    gpus: tuple[str, ...] = ()  # empty: every card
     pricings: tuple[str, ...] = ()
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
@@ -45,7 +45,7 @@ SOLD_OUT = Availability.SOLD_OUT.value
 def mismatch(offer: Offer, chosen: OfferFilter) -> Mismatch | None:
     """The first rule `offer` fails, in the order above (the selecting rules before the flags, which
     /cheapest counts as exclusions); None when it matches."""
-    if offer.gpu_model != chosen.gpu:
+    if chosen.gpus and offer.gpu_model not in chosen.gpus:
         return "gpu"
     if chosen.pricings and offer.pricing not in chosen.pricings:
         return "pricing"
@@ -69,11 +69,14 @@ def matches(offer: Offer, chosen: OfferFilter) -> bool:
 
 
 def sql_where(chosen: OfferFilter) -> tuple[list[str], list[Any]]:
-    """The same rules as `mismatch`, as clauses over the observations table and their values."""
+    """The same rules as `mismatch`, as clauses over the observations table and their values (at least
+    one clause: TRUE when nothing narrows the question)."""
     if not chosen.include_stale:
         raise ValueError("observations have no staleness: a filter on observations keeps stale offers")
-    clauses, values = ["gpu_model = ?"], [chosen.gpu]
+    clauses: list[str] = ["TRUE"]
+    values: list[Any] = []
     for column, any_of in (
+        ("gpu_model", chosen.gpus),
         ("pricing", chosen.pricings),
         ("provider", chosen.providers),
         ("lower(region)", sorted(chosen.lower_regions)),

@@ -26,6 +26,10 @@ from pricedb import redact
 # The share of a card a job may use (GPUPRICE_GPU_MEMORY_HEADROOM's default); the estimator's library
 # functions take it as their default when a caller has no settings.
 DEFAULT_GPU_MEMORY_HEADROOM = 0.90
+# The share of the cards' dense tensor peak a training job's model FLOPs achieve (GPUPRICE_TRAINING_MFU):
+# PaLM's "model FLOPs utilization" (Chowdhery et al. 2022, Table 3: 46.2% for PaLM 540B, 21–33% for
+# GPT-3, Gopher, MT-NLG); docs/estimator.md "The cost of the whole job" gives the evidence.
+DEFAULT_TRAINING_MFU = 0.40
 
 _PER_PROVIDER_SUFFIXES = {
     "_BASE_URL": "base_urls",
@@ -136,6 +140,8 @@ class Settings(BaseSettings):
     max_page_limit: int = Field(default=5000, ge=500)  # one page: offers of /offers, series of /offers/history
     # /cheapest with estimator inputs: a job fits a GPU when its per-GPU need ≤ this share of the card.
     gpu_memory_headroom: float = Field(default=DEFAULT_GPU_MEMORY_HEADROOM, gt=0.0, le=1.0)
+    # /cheapest with tokens= for training: hours = FLOPs / (dense TFLOPS × GPUs × this share).
+    training_mfu: float = Field(default=DEFAULT_TRAINING_MFU, gt=0.0, le=1.0)
     # Answers that must neither freeze the server nor grow its memory (README "API under load").
     answer_cache_mb: float = Field(default=64.0, ge=0.0)  # memory the cached answers may hold
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work

@@ -43,10 +43,11 @@ def make_quote(
     gpu_count: int = 8,
     gpu_memory_gb: float = 40.0,
     observed_at: datetime = NOW,
+    gpu_model: str = "A100",
     **extra: object,
 ) -> Quote:
     return Quote(
-        provider=provider, region=region, sku=sku, gpu_model="A100", gpu_memory_gb=gpu_memory_gb,
+        provider=provider, region=region, sku=sku, gpu_model=gpu_model, gpu_memory_gb=gpu_memory_gb,
         gpu_count=gpu_count, pricing=pricing, price=price, currency=currency, unit=unit,
         source_url=f"https://example.test/{provider}", observed_at=observed_at, **extra,
     )  # fmt: skip

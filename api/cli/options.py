@@ -30,7 +30,7 @@ def offer_filters(parser: argparse.ArgumentParser) -> None:
     parameter(parser, "pricing", help="comma list: on_demand, spot, monthly, reserved_1y, reserved_3y")
     parameter(parser, "provider", help="comma list of provider slugs")
     parameter(parser, "region", help="comma list of regions")
-    parameter(parser, "gpu", default=None, help="GPU model (default A100)")
+    parameter(parser, "gpu", default=None, help="comma list of GPU models, any case: A100,H100 (default: every card)")
     flag(parser, "include_unavailable", "include sold-out offers")
     flag(parser, "include_stale", "include offers of providers whose last run failed or is old")
 
@@ -48,6 +48,8 @@ ESTIMATOR_HELP = {
     "optimizer": "adamw (default), adamw8bit, sgd",
     "lora_rank": "LoRA rank (default 64)",
     "engine": "hf (default) or vllm (inference)",
+    "attention": "flash (default: FlashAttention/SDPA) or eager (its s² scores in memory)",
+    "logits": "inference with engine hf: last (default, transformers >= 4.45) or all prompt positions",
 }
 
 

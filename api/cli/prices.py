@@ -29,16 +29,31 @@ def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     cheapest = commands.add_parser("cheapest", parents=[common], help="cheapest viable options for a job")
     parameter(cheapest, "mem", help="GPU memory needed: 60GB, 60 GiB or 60 (or describe the job: --model …)")
     parameter(cheapest, "hours", default=None, help="wall-clock hours (default 1)")
+    parameter(
+        cheapest,
+        "tokens",
+        default=None,
+        help="the amount of work instead of hours: training tokens, or tokens "
+        "to generate (2e9, 2B); each option's hours come from its own cards (needs --model or --params)",
+    )
+    parameter(cheapest, "epochs", default=None, help="training: passes over the data, with --dataset-tokens")
+    parameter(cheapest, "dataset_tokens", default=None, help="training: tokens in one pass over the data")
     offer_filters(cheapest)
     flag(cheapest, "single_gpu", "the whole need on one GPU")
     flag(cheapest, "interruptible", "include spot (default true; --interruptible false drops it)")
-    parameter(cheapest, "rank_by", default=None, help="total (default) or per_mtoken (inference estimates)")
+    parameter(
+        cheapest,
+        "rank_by",
+        default=None,
+        help="total (default), per_mtoken (inference estimates) or job_total (with --tokens)",
+    )
     parameter(cheapest, "limit", type=int, default=None)
     estimator_options(cheapest)
     cheapest.set_defaults(handler=json_command(CHEAPEST, render.cheapest_table))
 
     estimate = commands.add_parser("estimate", parents=[common], help="GPU memory a workload needs")
     estimator_options(estimate)
+    parameter(estimate, "gpu", default=None, help="cards whose sizes borderline is judged against (default A100)")
     estimate.set_defaults(handler=cmd_estimate)
 
     offers = commands.add_parser("offers", parents=[common], help="current offers")

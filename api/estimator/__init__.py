@@ -10,7 +10,18 @@ Pure library (no HTTP, no database). See docs/estimator.md.
 from .catalog import ModelSpec, all_models, closest_by_params, lookup, suggest
 from .errors import EstimatorError, InvalidCombination, UnknownModel, error_details
 from .estimate import estimate
-from .models import Breakdown, Engine, Estimate, EstimateQuery, Optimizer, Precision, Workload, parse_params
+from .models import (
+    Attention,
+    Breakdown,
+    Engine,
+    Estimate,
+    EstimateQuery,
+    Logits,
+    Optimizer,
+    Precision,
+    Workload,
+    parse_params,
+)
 from .plan import GpuPlan, per_gpu_need, per_gpu_plan
 from .resolution import resolve
 from .throughput import (
@@ -23,6 +34,7 @@ from .throughput import (
 )
 
 __all__ = [
+    "Attention",
     "Breakdown",
     "DecodeStep",
     "Engine",
@@ -31,6 +43,7 @@ __all__ = [
     "EstimatorError",
     "GpuPlan",
     "InvalidCombination",
+    "Logits",
     "ModelSpec",
     "Optimizer",
     "Precision",

@@ -15,7 +15,7 @@ from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 from . import formulas as f
 from .errors import EstimatorError
 from .layouts import Infeasible, Layout, layout_for
-from .models import Breakdown, Estimate, EstimateQuery, Precision, Workload
+from .models import Breakdown, Engine, Estimate, EstimateQuery, Precision, Workload
 from .resolution import (
     DEFAULT_CONTEXT,
     Resolved,
@@ -28,7 +28,8 @@ from .resolution import (
 )
 from .throughput import REFERENCE_CARD, decode_step
 
-# The card sizes `borderline` speaks of: the reference card's, from the card table (40 and 80 GiB).
+# The card sizes `borderline` speaks of unless the question names cards (`gpu=`): the reference card's,
+# from the card table (40 and 80 GiB).
 CARD_SIZES_GB = tuple(int(size) for size in memory_sizes(REFERENCE_CARD))
 BAND_FLOOR = (0.15, 0.20)  # ESTIMATOR.md §3: low ×0.85, high ×1.2 at least
 BAND_FLOOR_INT4_INFERENCE = (0.15, 0.25)  # int4 kernels' dequantization workspaces (ESTIMATOR.md §3)
@@ -70,10 +71,17 @@ def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
     return low, high, reason
 
 
-def _borderline(low_gb: float, high_gb: float, headroom: float) -> list[int]:
+def card_sizes(gpu_models: tuple[str, ...]) -> tuple[int, ...]:
+    """The sizes (GiB) the named cards are sold in, from the card table; the reference card's when none."""
+    if not gpu_models:
+        return CARD_SIZES_GB
+    return tuple(sorted({round(size) for model in gpu_models for size in memory_sizes(model)}))
+
+
+def _borderline(low_gb: float, high_gb: float, headroom: float, sizes: tuple[int, ...]) -> list[int]:
     """Card sizes whose fit the band leaves open: the band reaches above the usable part of the card
     (`headroom`, 90% by default) while its low end is still below the card's size."""
-    return [size for size in CARD_SIZES_GB if low_gb < size and high_gb > headroom * size]
+    return [size for size in sizes if low_gb < size and high_gb > headroom * size]
 
 
 # --- public -----------------------------------------------------------------------------------
@@ -93,9 +101,13 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
         for name in ("zero", "gradient_checkpointing", "optimizer", "lora_rank"):
             if query.given(name):
                 out.append(f"{name} applies to training; ignored for inference.")
+        if query.engine is Engine.VLLM and (query.given("attention") or query.given("logits")):
+            out.append("attention and logits describe transformers (engine=hf); vLLM's kernels keep no score "
+                       "matrix and compute the last position's logits: ignored.")  # fmt: skip
     else:
-        if query.given("engine"):
-            out.append("engine applies to inference; ignored for training.")
+        for name in ("engine", "logits"):
+            if query.given(name):
+                out.append(f"{name} applies to inference; ignored for training.")
         if query.workload is Workload.FULL_FINETUNE and query.given("lora_rank"):
             out.append("lora_rank applies to lora/qlora; ignored for full_finetune.")
     if r.causal and context > r.max_context:
@@ -105,7 +117,7 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _build(query: EstimateQuery, headroom: float) -> Estimate:
+def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:
     check_combinations(query)
     r = resolve(query)
     n = query.gpus
@@ -116,7 +128,7 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
     per_gpu = layout.total
     low, high, band_reason = _band(layout, query)
     context = context_for(query, r)
-    cards = _borderline(low / f.GIB, high / f.GIB, headroom)
+    cards = _borderline(low / f.GIB, high / f.GIB, headroom, card_sizes(gpu_models))
 
     assumptions = ['Sizes in GiB (2^30 bytes), the unit cards are sold in: an "80GB" A100 holds 80 GiB.']
     assumptions += list(r.notes)
@@ -134,8 +146,15 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
             defaults.append("AdamW")
         if query.workload is not Workload.FULL_FINETUNE and "lora_rank" not in query.model_fields_set:
             defaults.append("LoRA rank 64 (QLoRA paper, Qwen's scripts)")
-    elif "engine" not in query.model_fields_set:
-        defaults.append("engine hf")
+    else:
+        if "engine" not in query.model_fields_set:
+            defaults.append("engine hf")
+        if query.engine is Engine.HF and "attention" not in query.model_fields_set:
+            defaults.append(
+                "attention flash (FlashAttention/SDPA; eager attention holds its s² scores: attention=eager)"
+            )
+        if query.engine is Engine.HF and "logits" not in query.model_fields_set:
+            defaults.append("logits of the last position (transformers >= 4.45; older ones: logits=all)")
     if defaults:
         assumptions.append("Defaults used: " + ", ".join(defaults) + ".")
     if query.workload.training:
@@ -149,6 +168,9 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
         )
     assumptions += layout.notes
     assumptions.append(band_reason)
+    if gpu_models:
+        sizes = ", ".join(f"{size}" for size in card_sizes(gpu_models))
+        assumptions.append(f"Borderline judged against the sizes {', '.join(gpu_models)} are sold in: {sizes} GiB.")
     if cards:
         assumptions.append(
             "Borderline: the per-GPU band "
@@ -205,7 +227,7 @@ def _build(query: EstimateQuery, headroom: float) -> Estimate:
         borderline_cards_gb=cards,
         kv_bytes_per_token=f.kv_bytes_per_token(r.shape, kv_element_bytes(query)) if r.causal else 0.0,
         bytes_per_token_read=None if step is None else step.bytes_per_token,
-        weights_bytes=f.weight_bytes(r.params, r.embedding_params, weight_bits(query)[0]),
+        weights_bytes=f.weight_bytes(r.params, r.unquantized_params, weight_bits(query)[0]),
         architecture=r.facts,
         warnings=_warnings(query, r, context),
         query=query,
@@ -221,19 +243,27 @@ def _trainable(query: EstimateQuery, r: Resolved) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _cached_build(query: EstimateQuery, fields_set: frozenset[str], headroom: float) -> Estimate:
+def _cached_build(
+    query: EstimateQuery, fields_set: frozenset[str], headroom: float, gpu_models: tuple[str, ...]
+) -> Estimate:
     # fields_set is part of the key: equal queries differ in which defaults were stated explicitly,
     # which changes the warnings and the "Defaults used" line.
-    return _build(query, headroom)
+    return _build(query, headroom, gpu_models)
 
 
-def cached_estimate(query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> Estimate:
+def cached_estimate(
+    query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM, gpu_models: tuple[str, ...] = ()
+) -> Estimate:
     """`estimate(query)` shared from the cache: read it, never change it (plan.py reads only)."""
-    return _cached_build(query, frozenset(query.model_fields_set), headroom)
+    return _cached_build(query, frozenset(query.model_fields_set), headroom, tuple(gpu_models))
 
 
-def estimate(query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM) -> Estimate:
+def estimate(
+    query: EstimateQuery, headroom: float = DEFAULT_GPU_MEMORY_HEADROOM, gpu_models: tuple[str, ...] = ()
+) -> Estimate:
     """The memory `query` needs, per GPU and in total, with its breakdown, band and assumptions.
-    `headroom` is the share of a card a job may use (Settings.gpu_memory_headroom), which decides
-    `borderline`. Raises EstimatorError (a ValueError naming the parameter) for impossible queries."""
-    return cached_estimate(query, headroom).model_copy(deep=True)
+    `headroom` is the share of a card a job may use (Settings.gpu_memory_headroom) and `gpu_models`
+    the cards the question is about (card table names; none: the reference A100's 40 and 80 GiB),
+    which decide `borderline`. Raises EstimatorError (a ValueError naming the parameter) for
+    impossible queries."""
+    return cached_estimate(query, headroom, gpu_models).model_copy(deep=True)

@@ -18,10 +18,15 @@ GIB = 2**30  # cards are sold in GiB: an "80GB" A100 has 80 GiB
 # Bits per weight of the formats the precisions stand for (ESTIMATOR.md §1.5, §3.A).
 BITS_NF4_DOUBLE_QUANT = 4 + 8 / 64 + 32 / (64 * 256)  # QLoRA §3: 4.127 bits (QLoRA's base weights)
 BITS_NF4 = 4 + 32 / 64  # without double quantization: 4.5 bits
-BITS_INT4_GROUP128 = 4 + 32 / 128  # GPTQ/AWQ int4 with group size 128 (fp16 scale + zero): 4.25 bits
+# GPTQ/AWQ int4, group size 128: per group an fp16 scale and a zero point packed in 4 bits (GPTQ's
+# per-row g_idx adds 32 bits per input row: under 0.01 bit per weight, left out): 4.156 bits.
+BITS_INT4_GROUP128 = 4 + (16 + 4) / 128
 BITS_INT8 = 8.0  # LLM.int8 / GPTQ-8: about one byte (outlier overhead is inside the band)
 
-FIXED_OVERHEAD_BYTES = 1 * GIB  # CUDA context + cuBLAS workspace + allocator, per GPU (ESTIMATOR.md §3.F)
+# CUDA context with PyTorch's kernels + cuBLAS workspace + allocator, per GPU: ESTIMATOR.md §3.F budgets
+# 1.0 GiB, §1.6 cites 0.5–1.5 GB on A100 and HF's 1,343 MB measured on V100; 1.1 GiB is the value within
+# that range that Qwen's single-GPU fine-tuning profile (process-level figures) agrees with.
+FIXED_OVERHEAD_BYTES = 1.1 * GIB
 CUDA_GRAPHS_BYTES = 1 * GIB  # vLLM captures CUDA graphs (0.5–1.5 GiB, ESTIMATOR.md §3.B)
 TRAINING_SAFETY_FACTOR = 1.2  # fragmentation, bucket buffers, temporaries (ESTIMATOR.md §3.G)
 ZERO12_BUCKET_ELEMENTS = 5e8  # DeepSpeed allgather/reduce bucket default
@@ -76,8 +81,18 @@ _DEFAULT_STYLE = {"linear_bias": False, "norm": 1, "norms_per_layer": 2, "final_
 
 
 def embedding_params(shape: Shape) -> int:
-    """Input embedding plus an untied output head: the part quantizers keep in 16-bit."""
+    """Input embedding plus an untied output head (quantizers keep both in 16-bit)."""
     return shape.vocab * shape.hidden * (1 if shape.tied_embeddings else 2)
+
+
+def quantized_params(shape: Shape) -> int:
+    """The blocks' linear weight matrices (attention q, k, v, o and the MLP's, every expert's): what
+    GPTQ, AWQ and bitsandbytes quantize. Everything else stays 16-bit: embeddings, the output head,
+    norms, biases and an MoE's router."""
+    h = shape.hidden
+    attn = 2 * h * shape.q_dim + 2 * h * shape.kv_dim
+    mlp = shape.mlp_matrices * h * shape.intermediate * max(shape.num_experts, 1)
+    return shape.layers * (attn + mlp)
 
 
 def layer_params(shape: Shape) -> int:
@@ -120,13 +135,14 @@ def largest_layer_params(shape: Shape) -> int:
 # --- A. Weights -------------------------------------------------------------------------------
 
 
-def weight_bytes(params: int, embedding: int, bits: float) -> float:
-    """`P_lin·q + P_emb·e`: quantized formats keep the embedding and output head in 16-bit (e = 2 bytes);
-    at 16 or 32 bits everything uses the same width."""
-    embedding = min(embedding, params)
+def weight_bytes(params: int, unquantized: int, bits: float) -> float:
+    """`P_q·q + P_16·2`: quantized formats quantize the blocks' linear weights (P_q, `bits` each, their
+    scales and zero points included) and keep the rest — embeddings, output head, norms, biases — in
+    16-bit (`unquantized`, 2 bytes each); at 16 or 32 bits everything uses the same width."""
+    unquantized = min(unquantized, params)
     if bits >= 16:
         return params * bits / 8
-    return (params - embedding) * bits / 8 + embedding * 2
+    return (params - unquantized) * bits / 8 + unquantized * 2
 
 
 def expert_params(shape: Shape) -> int:
@@ -182,6 +198,24 @@ def prefill_working_bytes(shape: Shape, tokens: int, act_bytes: float = 2) -> fl
 def last_token_logits_bytes(shape: Shape, sequences: int) -> float:
     """fp32 logits of the next token of each sequence (generate computes only the last position)."""
     return sequences * shape.vocab * 4
+
+
+# Bytes per attention score while eager attention's softmax runs: the 16-bit scores (2), the fp32 copy
+# `softmax(..., dtype=float32)` makes of bf16 input (4) and its fp32 result (4).
+EAGER_SCORE_BYTES = 10
+
+
+def eager_attention_bytes(shape: Shape, tokens: int, sequences: int, act_bytes: float = 2) -> float:
+    """One layer's eager attention over prompts of `tokens` (each of `sequences`): the scores of every head,
+    `b · a · s² · 10` bytes, plus the layer's own tensors — residual and normed input (2h), rotated
+    queries and the attention output (2 · a · d)."""
+    scores = sequences * shape.heads * tokens * tokens * EAGER_SCORE_BYTES
+    return scores + sequences * tokens * (2 * shape.hidden + 2 * shape.q_dim) * act_bytes
+
+
+def all_positions_logits_bytes(shape: Shape, tokens: int, sequences: int) -> float:
+    """fp32 logits of every prompt position, `b · s · V · 4` (transformers before 4.45, a plain forward)."""
+    return sequences * tokens * shape.vocab * 4
 
 
 # --- D. Training model states -----------------------------------------------------------------
@@ -250,20 +284,45 @@ def activation_coefficient(shape: Shape) -> float:
     return 11 + 4 + mlp
 
 
+def eager_score_coefficient(shape: Shape, tokens: int) -> float:
+    """Korthikanti et al.'s attention-score term, `5·a·s/h` bytes per token per hidden unit, for attention
+    that materialises the scores (eager: 16-bit scores 2 + softmax 2 + dropout mask 1 per score)."""
+    return 5 * shape.heads * tokens / shape.hidden
+
+
 def training_activation_bytes(
-    shape: Shape, tokens: int, sequences: int, checkpointing: bool, act_bytes: float = 2
+    shape: Shape,
+    tokens: int,
+    sequences: int,
+    checkpointing: bool,
+    act_bytes: float = 2,
+    logits: float = 0.0,
+    eager: bool = False,
 ) -> float:
-    """Activations saved for backward on one GPU (micro-batch `sequences` × `tokens`):
-    no checkpointing `L·s·b·h·c`; full recomputation (HF/PEFT `gradient_checkpointing`) keeps only each
-    block's input, `2·s·b·h·L`, plus one block being recomputed `c·s·b·h`. Scaled for fp32 activations."""
+    """Activations at their peak on one GPU (micro-batch `sequences` × `tokens`), with `logits` the bytes
+    of the loss over the output logits (`logits_bytes`). Without checkpointing every block keeps
+    `c·s·b·h` for backward, and the loss comes on top: `L·s·b·h·c + logits`. With full recomputation
+    (HF/PEFT `gradient_checkpointing`) only each block's input is kept, `2·s·b·h·L`, and on top of it
+    either the loss (end of the forward, start of the backward) or one block being recomputed
+    (`c·s·b·h`, later in the backward, once the logits' memory is freed): the larger of the two.
+    Eager attention adds its scores to `c` (`eager_score_coefficient`). Scaled for fp32 activations."""
     sbh = tokens * sequences * shape.hidden
-    c = activation_coefficient(shape)
+    c = activation_coefficient(shape) + (eager_score_coefficient(shape, tokens) if eager else 0.0)
     per_element = act_bytes / 2
     if checkpointing:
-        return (2 * shape.layers + c) * sbh * per_element
-    return shape.layers * c * sbh * per_element
+        return 2 * shape.layers * sbh * per_element + max(c * sbh * per_element, logits)
+    return shape.layers * c * sbh * per_element + logits
 
 
-def logits_bytes(shape: Shape, tokens: int, sequences: int) -> float:
-    """Output logits and their gradient in fp32, `2 · b · s · V · 4`: large for 150K–256K vocabularies."""
-    return 2 * sequences * tokens * shape.vocab * 4
+# Bytes per output logit while the loss is computed. Under PyTorch autocast (HF Trainer's bf16/fp16
+# without DeepSpeed) the 16-bit logits (2) and their shifted copy (2) are cast to fp32 (4) for
+# log-softmax, whose fp32 output (4) is saved for backward: 12. A model run in 16-bit by DeepSpeed or
+# FSDP (any ZeRO stage) holds the logits and their gradient, as fp32 at most: 2 × 4 = 8.
+LOGITS_BYTES_AUTOCAST = 12
+LOGITS_BYTES_SHARDED = 8
+
+
+def logits_bytes(shape: Shape, tokens: int, sequences: int, per_value: float = LOGITS_BYTES_SHARDED) -> float:
+    """The loss over the output logits, `b · s · V · per_value` (8: logits and their gradient in fp32;
+    12 under autocast): large for 150K–256K vocabularies."""
+    return per_value * sequences * tokens * shape.vocab

@@ -9,12 +9,13 @@ import math
 from dataclasses import dataclass, field
 
 from . import formulas as f
-from .models import Engine, EstimateQuery, Precision, Workload
+from .models import Attention, Engine, EstimateQuery, Logits, Precision, Workload
 from .resolution import Resolved, checkpointing, context_for, kv_element_bytes, weight_bits
 
 # Relative uncertainty (down, up) of quantized weights, from ESTIMATOR.md §3 "Uncertainty"; the band
 # (estimate.py) reads it from the layout.
 _WEIGHT_UNCERTAINTY = {Precision.INT8: (0.05, 0.10), Precision.INT4: (0.05, 0.15)}
+KEPT_16BIT = "embeddings, output head, norms and biases"
 _COMPONENTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "adapter", "margin")
 
 
@@ -46,9 +47,9 @@ def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
     shape = r.shape
     s, b = context_for(query, r), query.batch
     bits, fmt = weight_bits(query)
-    weights = f.weight_bytes(r.params, r.embedding_params, bits)
+    weights = f.weight_bytes(r.params, r.unquantized_params, bits)
     kv_bytes = kv_element_bytes(query)
-    notes = [f"Weights in {fmt}" + ("; embeddings and output head kept in 16-bit." if bits < 16 else ".")]
+    notes = [f"Weights in {fmt}" + (f"; {KEPT_16BIT} kept in 16-bit." if bits < 16 else ".")]
     vllm = query.engine is Engine.VLLM
     if vllm:
         if shape.heads % n:
@@ -97,15 +98,9 @@ def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
             "so nvidia-smi shows ~90% of the card: this estimate is what that 90% must hold."
         )
     else:
-        transient = parts["kv_cache"] + f.prefill_working_bytes(shape, b * s, kv_bytes)
-        transient += f.last_token_logits_bytes(shape, b)
-        parts["activations"] = transient
+        parts["activations"], how = _hf_transients(query, shape, s, b, parts["kv_cache"], kv_bytes)
         parts["overhead"] = f.FIXED_OVERHEAD_BYTES
-        notes.append(
-            "engine=hf (transformers generate, FlashAttention/SDPA): transients = one more copy of the KV cache "
-            "(the growing cache is re-allocated), the prompt's pass through one layer at once, "
-            "last-token logits in fp32."
-        )
+        notes.append(f"engine=hf (transformers generate): transients, the largest of {how}.")
     notes.append("Fixed overhead 1 GiB per GPU (CUDA context, cuBLAS workspace, allocator).")
     return Layout(
         parts=parts,
@@ -115,6 +110,31 @@ def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
         notes=notes,
         weight_uncertainty=_WEIGHT_UNCERTAINTY.get(query.precision, (0.03, 0.03)),
     )
+
+
+def _hf_transients(
+    query: EstimateQuery, shape: f.Shape, s: int, b: int, kv: float, kv_bytes: float
+) -> tuple[float, str]:
+    """What transformers `generate` holds beside the weights and the KV cache at its peak, and the phases
+    it was the largest of: the first decoding steps (one more copy of the cache: the growing cache is
+    re-allocated, and generate still holds the prefill's logits), the prompt going through one layer
+    (its MLP; with eager attention also its s² scores), and with logits=all the output layer."""
+    eager = query.attention is Attention.EAGER
+    every = query.logits is Logits.ALL
+    held = f.all_positions_logits_bytes(shape, s, b) if every else f.last_token_logits_bytes(shape, b)
+    phases = {
+        "the decoding step (one more copy of the KV cache + the prompt's logits held)": kv + held,
+        "the prompt's pass through one layer's MLP": f.prefill_working_bytes(shape, b * s, kv_bytes),
+    }
+    if eager:
+        phases["eager attention over the prompt (b·a·s² scores × 10 bytes)"] = f.eager_attention_bytes(
+            shape, s, b, kv_bytes
+        )
+    if every:
+        phases["the output layer (16-bit + fp32 logits of every prompt position)"] = held * 1.5
+    largest = max(phases.values())
+    settings = f"attention={query.attention.value}, logits={query.logits.value}"
+    return largest, f"{'; '.join(phases)} ({settings})"
 
 
 def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> Layout:
@@ -145,7 +165,7 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
         weight_unc = (0.03, 0.03)
     else:
         bits, fmt = weight_bits(query)
-        base = f.weight_bytes(r.params, r.embedding_params, bits)
+        base = f.weight_bytes(r.params, r.unquantized_params, bits)
         parts["weights"] = base / (n if sharded else 1)
         trainable = f.lora_params(shape, query.lora_rank)
         per_param = f.ADAPTER_BYTES[opt]
@@ -153,7 +173,7 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
         parts["adapter"], parts["gradients"], parts["optimizer"] = states.weights, states.gradients, states.optimizer
         notes.append(
             f"{query.workload.value}: frozen base in {fmt}"
-            + ("; embeddings and output head kept in 16-bit" if bits < 16 else "")
+            + (f"; {KEPT_16BIT} kept in 16-bit" if bits < 16 else "")
             + f". LoRA rank {query.lora_rank} on every linear layer (q, k, v, o, MLP): {trainable / 1e6:.1f}M adapter "
             f"parameters at {sum(per_param)} bytes each (fp32 weight + gradient + {opt} states)."
         )
@@ -162,21 +182,30 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
             notes.append("LoRA over a quantized base is QLoRA: estimated as such.")
 
     act_bytes = 4 if query.precision is Precision.FP32 else 2
-    act = f.training_activation_bytes(shape, s, b, ckpt, act_bytes)
-    logits = f.logits_bytes(shape, s, b)
-    parts["activations"] = act + logits
-    coefficient = f.activation_coefficient(shape)
+    autocast = stage == 0 and query.precision is not Precision.FP32
+    per_logit = f.LOGITS_BYTES_AUTOCAST if autocast else f.LOGITS_BYTES_SHARDED
+    logits = f.logits_bytes(shape, s, b, per_logit)
+    eager = query.attention is Attention.EAGER
+    parts["activations"] = f.training_activation_bytes(shape, s, b, ckpt, act_bytes, logits, eager)
+    coefficient = f.activation_coefficient(shape) + (f.eager_score_coefficient(shape, s) if eager else 0.0)
+    attention = "eager attention (its s² scores: 5·a·s/h)" if eager else "FlashAttention/SDPA (no s² term)"
     if ckpt:
         notes.append(
-            f"Activations with gradient checkpointing (full recomputation): 2·s·b·h per layer + one layer's "
-            f"{coefficient:.1f}·s·b·h being recomputed, at s={s}, b={b} per GPU, FlashAttention (no s² term)."
+            f"Activations with gradient checkpointing (full recomputation): 2·s·b·h per layer, plus the larger "
+            f"of the loss over the logits and one layer's {coefficient:.1f}·s·b·h being recomputed, at s={s}, "
+            f"b={b} per GPU, {attention}."
         )
     else:
         notes.append(
             f"Activations without checkpointing: {coefficient:.1f}·s·b·h bytes per layer (Korthikanti et al., "
-            f"FlashAttention: no s² term), s={s}, b={b} per GPU."
+            f"{attention}), s={s}, b={b} per GPU, plus the loss over the logits."
         )
-    notes.append(f"Logits and their gradient in fp32: 2·b·s·V·4 = {logits / f.GIB:.2f} GiB.")
+    how = (
+        "16-bit logits, their shifted copy, autocast's fp32 copy and fp32 log-softmax: 12"
+        if autocast
+        else "logits and their gradient in fp32: 2·4"
+    )
+    notes.append(f"Loss over the logits: b·s·V × {per_logit} bytes ({how}) = {logits / f.GIB:.2f} GiB.")
 
     buffers = f.zero_buffer_bytes(stage, trainable, r.params, f.largest_layer_params(shape)) if stage else 0.0
     parts["overhead"] = f.FIXED_OVERHEAD_BYTES + buffers

@@ -55,6 +55,22 @@ class Engine(StrEnum):
     VLLM = "vllm"
 
 
+class Attention(StrEnum):
+    """How attention runs: FlashAttention or PyTorch SDPA keep no score matrix; eager attention
+    (transformers' `attn_implementation="eager"`, its default before 4.36) materialises each layer's scores."""
+
+    FLASH = "flash"
+    EAGER = "eager"
+
+
+class Logits(StrEnum):
+    """Which prompt positions inference computes logits for: the last (transformers ≥ 4.45 `generate`,
+    vLLM) or all of them (older transformers, and a plain forward pass), in fp32."""
+
+    LAST = "last"
+    ALL = "all"
+
+
 _ALIASES = {
     "workload": {
         "infer": "inference",
@@ -77,6 +93,8 @@ _ALIASES = {
     },
     "optimizer": {"adam": "adamw", "adamw_8bit": "adamw8bit", "adam8bit": "adamw8bit", "paged_adamw_8bit": "adamw8bit"},
     "engine": {"transformers": "hf", "huggingface": "hf"},
+    "attention": {"sdpa": "flash", "flash_attention_2": "flash", "flash_attention": "flash", "fa2": "flash"},
+    "logits": {"last_token": "last", "every": "all", "full": "all"},
 }
 
 _PARAMS_RE = re.compile(r"^(?P<num>\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)(?P<unit>[kmbt])?$")
@@ -130,6 +148,8 @@ class EstimateQuery(BaseModel):
     optimizer: Optimizer = Optimizer.ADAMW
     lora_rank: int = Field(64, ge=1, le=8192)
     engine: Engine = Engine.HF
+    attention: Attention = Attention.FLASH
+    logits: Logits = Logits.LAST
 
     @field_validator("params", mode="before")
     @classmethod
@@ -146,7 +166,7 @@ class EstimateQuery(BaseModel):
             return value or None
         return value
 
-    @field_validator("workload", "precision", "optimizer", "engine", mode="before")
+    @field_validator("workload", "precision", "optimizer", "engine", "attention", "logits", mode="before")
     @classmethod
     def _enum(cls, value: Any, info) -> Any:
         if isinstance(value, str):
@@ -181,7 +201,10 @@ class Estimate(BaseModel):
     per_gpu_gb: float = Field(description="what each GPU must hold")
     low_gb: float = Field(description="low end of the band for total_gb")
     high_gb: float = Field(description="high end of the band for total_gb")
-    borderline: bool = Field(description="the per-GPU band straddles a 40 or 80 GiB card (or its 90% usable part)")
+    borderline: bool = Field(
+        description="the per-GPU band straddles a card size (or its 90% usable part): the A100's 40 and 80 GiB, "
+        "or those of the cards named by gpu="
+    )
     breakdown: Breakdown
     assumptions: list[str]
     # --- extra fields ---

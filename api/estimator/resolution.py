@@ -22,7 +22,7 @@ class Resolved:
 
     shape: f.Shape
     params: int
-    embedding_params: int
+    unquantized_params: int  # kept in 16-bit by quantized formats: embeddings, output head, norms, biases
     causal: bool
     max_context: int
     sliding_window: int | None
@@ -66,9 +66,10 @@ def resolve(query: EstimateQuery) -> Resolved:
         params = f.count_params(shape)
     else:
         params = spec.params
-    embedding = min(f.embedding_params(shape), params)
-    warnings: list[str] = []
     counted = f.count_params(shape)
+    # what quantizers leave in 16-bit, as the same share of `params` as of the shape's own count
+    unquantized = min(params, round(params * (1 - min(1.0, f.quantized_params(shape) / counted))))
+    warnings: list[str] = []
     if query.params is not None and not 0.8 <= params / counted <= 1.25:
         what = "the architecture given" if overrides else f"the shape of {spec.display_name}"
         warnings.append(
@@ -104,7 +105,7 @@ def resolve(query: EstimateQuery) -> Resolved:
     return Resolved(
         shape=shape,
         params=params,
-        embedding_params=embedding,
+        unquantized_params=unquantized,
         causal=spec.causal,
         max_context=spec.max_context,
         sliding_window=spec.sliding_window,
@@ -159,7 +160,7 @@ def weight_bits(query: EstimateQuery) -> tuple[float, str]:
         return 16, p.value
     if p is Precision.INT8:
         return f.BITS_INT8, "int8 (~1 byte per weight: GPTQ-8 / LLM.int8)"
-    return f.BITS_INT4_GROUP128, "int4 (GPTQ/AWQ, group size 128: 4.25 bits)"
+    return f.BITS_INT4_GROUP128, "int4 (GPTQ/AWQ, group size 128: 4.16 bits with scales and zero points)"
 
 
 def kv_element_bytes(query: EstimateQuery) -> int:

@@ -6,8 +6,11 @@ and yields one token per sequence. So one step takes
     step time = max(bytes per step / (bandwidth × efficiency × tensor-parallel GPUs),  layers × t_layer)
 
 and tokens/s = batch / step time. The second term is the floor eager HF `generate` cannot go below
-(Python and kernel launches, ~0.75 ms per layer on A100); vLLM's CUDA graphs remove it. This is an
+(Python and kernel launches, ~0.6–0.8 ms per layer on A100); vLLM's CUDA graphs remove it. This is an
 estimate — a roofline scaled by measured factors — not a benchmark; the answer carries every input.
+Each card's own peak bandwidth comes from the card table (pricedb.cards); a card without one is
+never guessed (`gpu_bandwidth_gb_s` is None, `decode_throughput` refuses it). The efficiencies were
+fitted on A100 and are applied to every card as they are (an assumption the answer states).
 `decode_step(query)` gives the bytes per step (and the Estimate's `bytes_per_token_read`).
 """
 
@@ -19,19 +22,20 @@ from pricedb.cards import card, memory_sizes
 
 from . import formulas as f
 from .errors import EstimatorError
-from .models import Engine, Estimate, EstimateQuery
+from .models import Engine, Estimate, EstimateQuery, Precision
 from .resolution import Resolved, context_for, kv_element_bytes, resolve, weight_bits
 
-# The card the estimator speaks of: the efficiency factors below were fitted on it, its bandwidths
-# (from the card table) drive the throughput, and its sizes are those `borderline` names.
+# The card the efficiency factors below were fitted on, and whose sizes `borderline` names unless the
+# question names other cards.
 REFERENCE_CARD = "A100"
 
-# Fitted to QwenLM/Qwen README "Inference Performance" (A100-SXM4-80G, batch 1, 2048 generated tokens):
-# HF bf16 Qwen-1.8B/7B/14B run at ~0.75 ms per layer per token whatever their size (launch-bound),
-# Qwen-72B bf16 on 2 GPUs at 0.6 of the bandwidth roofline; HF int8/int4 (AutoGPTQ kernels) at ~0.3
-# of it at 72B; vLLM bf16 Qwen-72B on 2 GPUs (tensor parallel) at 0.62.
-EFFICIENCY = {"vllm": 0.6, "hf": 0.6, "hf_quantized": 0.3}
-HF_SECONDS_PER_LAYER = 0.75e-3
+# Fitted to QwenLM/Qwen README "Inference Performance" (A100-SXM4-80G, batch 1, 2048 generated tokens),
+# one pair per weight format because AutoGPTQ's int8 and int4 kernels differ: HF Qwen-1.8B/7B/14B run
+# at a per-layer time whatever their size (launch-bound) — bf16 0.75 ms, GPTQ-int8 0.81 ms (0.75–0.85
+# measured), GPTQ-int4 0.62 ms (0.59–0.65: AutoGPTQ fuses more); Qwen-72B on 2 GPUs runs at a share of
+# the bandwidth roofline — bf16 0.6, int8 0.36, int4 (1 GPU) 0.26; vLLM bf16 Qwen-72B (tensor parallel) 0.62.
+EFFICIENCY = {"vllm": 0.6, "hf": 0.6, "hf_int8": 0.36, "hf_int4": 0.26}
+HF_SECONDS_PER_LAYER = {"hf": 0.75e-3, "hf_int8": 0.81e-3, "hf_int4": 0.62e-3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +65,7 @@ def decode_step(query: EstimateQuery, resolved: Resolved | None = None) -> Decod
     r = resolved or resolve(query)
     shape = r.shape
     bits, _ = weight_bits(query)
-    weights = f.weight_bytes(r.params, r.embedding_params, bits)
+    weights = f.weight_bytes(r.params, r.unquantized_params, bits)
     if shape.num_experts > 1:
         k, e = shape.experts_per_token, shape.num_experts
         coverage = 1 - (1 - k / e) ** query.batch
@@ -96,14 +100,18 @@ class Throughput:
         return asdict(self)
 
 
-def gpu_bandwidth_gb_s(gpu_memory_gb: float, form_factor: str | None = None) -> float:
-    """A100 peak memory bandwidth (pricedb.cards) for the nearest size it is sold in (halfway: the
-    larger) and a form factor (`SXM4`/`PCIe`). An 80 GiB card of unknown form factor is taken as PCIe
-    (the slower, 1,935 GB/s)."""
-    size = min(memory_sizes(REFERENCE_CARD), key=lambda sold: (abs(sold - gpu_memory_gb), -sold))
-    found = card(REFERENCE_CARD, size, form_factor)
-    assert found is not None and found.bandwidth_gb_s is not None, "the card table states every A100's bandwidth"
-    return found.bandwidth_gb_s
+def gpu_bandwidth_gb_s(
+    gpu_memory_gb: float, form_factor: str | None = None, gpu_model: str = REFERENCE_CARD
+) -> float | None:
+    """Peak memory bandwidth (GB/s) of `gpu_model` with `gpu_memory_gb` and a form factor (`SXM4`, `SXM5`,
+    `PCIe`; unknown: the PCIe variant, the slower), from the card table. None when the table has no
+    figure for that card (never guessed). The reference card (A100) is also found from a size near one
+    it is sold in (halfway: the larger), so an 80 GiB card of unknown form factor reads 1,935 GB/s."""
+    size = gpu_memory_gb
+    if gpu_model == REFERENCE_CARD:
+        size = min(memory_sizes(REFERENCE_CARD), key=lambda sold: (abs(sold - gpu_memory_gb), -sold))
+    found = card(gpu_model, size, form_factor)
+    return None if found is None else found.bandwidth_gb_s
 
 
 def decode_throughput(
@@ -113,36 +121,46 @@ def decode_throughput(
     gpu_count: int = 1,
     form_factor: str | None = None,
     interconnect: str | None = None,
+    gpu_model: str = REFERENCE_CARD,
     bandwidth_gb_s: float | None = None,
     efficiency: float | None = None,
 ) -> Throughput:
-    """Decoding tokens/s of an inference query on `gpu_count` A100s of `gpu_memory_gb`.
-    engine=vllm splits each step over the GPUs (tensor parallel: bandwidths add up); engine=hf splits
-    layers and runs the GPUs one after another (no speed-up). Raises EstimatorError for training."""
+    """Decoding tokens/s of an inference query on `gpu_count` cards `gpu_model` of `gpu_memory_gb`,
+    at the card's own bandwidth (or `bandwidth_gb_s`). engine=vllm splits each step over the GPUs
+    (tensor parallel: bandwidths add up); engine=hf splits layers and runs the GPUs one after another
+    (no speed-up). Raises EstimatorError for training and for a card the table has no bandwidth for."""
     query = estimate_or_query.query if isinstance(estimate_or_query, Estimate) else estimate_or_query
     if query.workload.training:
         raise EstimatorError("workload", "throughput is estimated for inference only")
     if gpu_count < 1:
         raise EstimatorError("gpus", f"gpu_count must be at least 1, got {gpu_count}")
     step = decode_step(query)
-    bw = bandwidth_gb_s if bandwidth_gb_s is not None else gpu_bandwidth_gb_s(gpu_memory_gb, form_factor)
+    bw = bandwidth_gb_s if bandwidth_gb_s is not None else gpu_bandwidth_gb_s(gpu_memory_gb, form_factor, gpu_model)
+    if bw is None:
+        raise EstimatorError("gpu", f"no memory bandwidth for {gpu_model} {gpu_memory_gb:g}GB in the card table")
     vllm = query.engine is Engine.VLLM
+    hf_key = {Precision.INT8: "hf_int8", Precision.INT4: "hf_int4"}.get(query.precision, "hf")
     if efficiency is None:
-        key = "vllm" if vllm else ("hf_quantized" if query.precision.quantized else "hf")
-        efficiency = EFFICIENCY[key]
+        efficiency = EFFICIENCY["vllm" if vllm else hf_key]
     parallel = gpu_count if vllm else 1
     effective = bw * efficiency * parallel
     bandwidth_seconds = step.total_bytes / (effective * 1e9)
-    floor_seconds = 0.0 if vllm else step.layers * HF_SECONDS_PER_LAYER
+    hf_per_layer = HF_SECONDS_PER_LAYER[hf_key]
+    floor_seconds = 0.0 if vllm else step.layers * hf_per_layer
     step_seconds = max(bandwidth_seconds, floor_seconds)
     bound = "memory bandwidth" if bandwidth_seconds >= floor_seconds else "per-layer launch overhead"
     total = query.batch / step_seconds
     notes = [
         "Estimate, not a benchmark: decoding reads the weights once per step and each sequence's KV cache; "
-        "tokens/s = batch / max(bytes per step / (bandwidth × efficiency), layers × 0.75 ms for hf).",
+        f"tokens/s = batch / max(bytes per step / (bandwidth × efficiency), layers × {hf_per_layer * 1e3:.2f} ms "
+        "for hf).",
         f"KV cache read at its full length ({step.context} tokens per sequence); prefill time not included.",
         f"Efficiency {efficiency:.2f} of peak bandwidth, fitted to the QwenLM/Qwen README speeds on A100.",
     ]
+    if gpu_model != REFERENCE_CARD:
+        notes.append(
+            f"{gpu_model}: its own peak bandwidth ({bw:,.0f} GB/s, card table) at the efficiency fitted on A100."
+        )
     if gpu_count > 1:
         if vllm:
             parallelism = f"tensor parallel over {gpu_count} GPUs"

@@ -187,8 +187,9 @@ def sort_rows(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str
 def _choices(state: AppState) -> dict[str, list[str]]:
     """What the filters offer: the values the current offers have (a new card appears by itself)."""
     offers = state.current().offers
+    default = OffersParams.model_fields["gpu"].get_default(call_default_factory=True)  # () since gpu is a list
     return {
-        "gpu": sorted({o.gpu_model for o in offers} | {str(OffersParams.model_fields["gpu"].default or "")} - {""}),
+        "gpu": sorted({o.gpu_model for o in offers} | ({default} if isinstance(default, str) and default else set())),
         "pricing": [p.value for p in Pricing],
         "provider": known_providers(),
         "region": sorted({o.region for o in offers}, key=str.lower),

@@ -71,7 +71,7 @@ def to_markdown(digest: dict[str, Any]) -> str:
                   "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]  # fmt: skip
         for row in digest["cheapest"]:
             lines.append(
-                f"| {row['gpu_model']} {row['gpu_memory_gb']:g}GB | {row['pricing']} | {row['provider']} "
+                f"| {row['gpu_model']} {_size(row)} | {row['pricing']} | {row['provider']} "
                 f"| {row['region']} | {row['sku']} | {row['gpu_count']} | {_num(row['cny_per_gb_hour'])} "
                 f"| {_num(row['cny_per_hour'], 2)} |"
             )
@@ -79,6 +79,12 @@ def to_markdown(digest: dict[str, Any]) -> str:
         if d["status"] != "ok":
             lines += ["", f"_Delivery to {d['target']} failed at {d['attempted_at']}: {d['error']}_"]
     return "\n".join(lines) + "\n"
+
+
+def _size(row: dict[str, Any]) -> str:
+    """`40GB`, or for a slice of one GPU `MIG 4g.40gb (40GB)` (digests stored before slices have no key)."""
+    partition = row.get("gpu_partition")
+    return f"{partition} ({row['gpu_memory_gb']:g}GB)" if partition else f"{row['gpu_memory_gb']:g}GB"
 
 
 def entry_id(day: str) -> str:

@@ -137,7 +137,7 @@ def test_cli_estimate_prints_the_api_json(client: TestClient, capsys: pytest.Cap
     assert json.loads(capsys.readouterr().out) == api
     assert cli(["estimate", "--model", "qwen2.5-14b", "--workload", "lora", "--context", "4096"]) == 0
     table = capsys.readouterr().out
-    assert "47.86" in table and "36.17–57.43" in table and "assumptions" in table
+    assert "49.86" in table and "37.32–60.09" in table and "assumptions" in table
 
 
 def test_cli_estimate_bad_input_names_the_option(capsys: pytest.CaptureFixture[str]) -> None:

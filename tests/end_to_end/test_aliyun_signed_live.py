@@ -1,7 +1,7 @@
 """Alibaba Cloud, live path through a signature-checking server: with keys set and GPUPRICE_ALIYUN_BASE_URL
 pointed at a local server that checks every request's signature and answers in the API's formats,
 `collect` stores exactly the offers those answers hold (hourly, spot and monthly normalized per the
-contract, sold-out offers marked), and `/cheapest?mem=60GB&hours=200` ranks them beside AWS and
+contract, sold-out offers marked), and `/cheapest?mem=60GB&hours=200&gpu=A100` ranks them beside AWS and
 Azure. A wrong secret is refused by the server and fails the run; no keys skip it."""
 
 from __future__ import annotations
@@ -76,8 +76,10 @@ def test_keys_set_and_a_signature_checking_server_give_exactly_its_offers_beside
 
     app = create_app(live, store=store, schedule=False)
     with TestClient(app) as client:
-        options = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()["options"]
-        everything = client.get("/cheapest?mem=60GB&hours=200&limit=500&include_unavailable=true").json()["options"]
+        options = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()["options"]
+        everything = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500&include_unavailable=true").json()[
+            "options"
+        ]
     store.close()
     assert {"aliyun", "aws", "azure"} <= {o["provider"] for o in options}
     mine = [o for o in options if o["provider"] == "aliyun"]

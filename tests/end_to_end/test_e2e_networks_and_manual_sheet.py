@@ -1,5 +1,5 @@
 """E2E Networks and the manual sheet, end to end: both load in offline mode, and
-`/cheapest?mem=60GB&hours=200` ranks them beside AWS and Azure, with sold-out manual offers left
+`/cheapest?mem=60GB&hours=200&gpu=A100` ranks them beside AWS and Azure, with sold-out manual offers left
 out unless asked for. The whole path: recorded answers → collectors → DuckDB → API and CLI."""
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def test_cheapest_60gb_for_200_hours_ranks_e2e_and_manual_beside_aws_and_azure(o
     settings, store = offline_store
     app = create_app(settings, store=store, schedule=False)
     with TestClient(app) as client:
-        body = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()
-        with_sold_out = client.get("/cheapest?mem=60GB&hours=200&limit=500&include_unavailable=true").json()
-        only_new = client.get("/cheapest?mem=60GB&hours=200&provider=e2e,manual").json()
+        body = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()
+        with_sold_out = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500&include_unavailable=true").json()
+        only_new = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&provider=e2e,manual").json()
     options = options_by_key(body)
     assert {"aws", "azure", "e2e", "manual"} <= {o["provider"] for o in body["options"]}
     totals = [o["total_cny"] for o in body["options"]]
@@ -84,10 +84,28 @@ def test_cli_answers_the_same_question_from_the_same_file(offline_store, capsys)
     settings, store = offline_store
     app = create_app(settings, store=store, schedule=False)
     with TestClient(app) as client:
-        api_body = client.get("/cheapest?mem=60GB&hours=200&provider=e2e,manual").json()
+        api_body = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&provider=e2e,manual").json()
     store.close()
     db = str(settings.db)
-    assert cli(["cheapest", "--mem", "60GB", "--hours", "200", "--provider", "e2e,manual", "--json", "--db", db]) == 0
+    assert (
+        cli(
+            [
+                "cheapest",
+                "--mem",
+                "60GB",
+                "--hours",
+                "200",
+                "--gpu",
+                "A100",
+                "--provider",
+                "e2e,manual",
+                "--json",
+                "--db",
+                db,
+            ]
+        )
+        == 0
+    )
     cli_body = json.loads(capsys.readouterr().out)
     assert cli_body["options"] == api_body["options"]
     assert cli(["providers", "--db", db, "--json"]) == 0

@@ -35,7 +35,7 @@ def test_offline_cheapest_ranks_gcp_and_oci_beside_aws_and_azure(offline_round, 
     summaries, store = offline_round.summaries, offline_store
     assert {s.provider: s.status.value for s in summaries if s.provider in ("gcp", "oci")} == {"gcp": "ok", "oci": "ok"}
     with TestClient(create_app(store.settings, store=store, schedule=False)) as client:
-        options = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()["options"]
+        options = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()["options"]
     assert {"aws", "azure", "gcp", "oci"} <= {o["provider"] for o in options}
     totals = [o["total_cny"] for o in options]
     assert totals == sorted(totals)

@@ -98,8 +98,8 @@ def test_without_keys_lambda_and_verda_are_skipped_and_runpod_still_runs(setting
 def test_cheapest_ranks_them_beside_aws_and_azure(offline_store: PriceStore) -> None:
     store = offline_store
     with TestClient(create_app(store.settings, store=store, schedule=False)) as client:
-        answer = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()
-        every = client.get("/cheapest?mem=60GB&hours=200&limit=500&include_unavailable=true").json()
+        answer = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()
+        every = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500&include_unavailable=true").json()
     options = answer["options"]
     assert {"aws", "azure", "lambda", "runpod", "verda"} <= {o["provider"] for o in options}
     assert all(o["availability"] != "sold_out" for o in options)

@@ -3,7 +3,7 @@ GPUPRICE_*_BASE_URL pointed at a local server that checks TC3 signatures and ans
 real format, `gpuprice collect` stores
 exactly the offers those answers contain — hourly, spot, monthly and subscription prices normalized,
 sold-out offers marked; a wrong key fails the run with Tencent's own error; without keys the run is
-skipped; and `/cheapest?mem=60GB&hours=200` ranks Tencent's offers beside AWS and Azure."""
+skipped; and `/cheapest?mem=60GB&hours=200&gpu=A100` ranks Tencent's offers beside AWS and Azure."""
 
 from __future__ import annotations
 
@@ -125,8 +125,8 @@ def test_collect_stores_exactly_the_answers_and_cheapest_ranks_them(
 
     store = PriceStore(Settings(db=db))
     with TestClient(create_app(Settings(db=db), store=store, schedule=False)) as client:
-        body = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()
-        with_sold_out = client.get("/cheapest?mem=60GB&hours=200&limit=500&include_unavailable=true").json()
+        body = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()
+        with_sold_out = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500&include_unavailable=true").json()
     store.close()
     options = {(o["provider"], o["region"], o["sku"], o["pricing"]): o for o in body["options"]}
     assert {o["provider"] for o in body["options"]} == set(PROVIDERS)

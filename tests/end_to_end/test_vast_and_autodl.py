@@ -27,8 +27,8 @@ def test_cheapest_ranks_marketplace_offers_beside_the_clouds(offline_round, offl
     assert (summaries["vast"].quotes, summaries["autodl"].quotes) == (27, 61)
     assert summaries["vast"].rejected == summaries["autodl"].rejected == 0
     with TestClient(create_app(store.settings, store=store, schedule=False)) as client:
-        options = client.get("/cheapest?mem=60GB&hours=200&limit=500").json()["options"]
-        every = client.get("/cheapest?mem=60GB&hours=200&limit=500&include_unavailable=true").json()["options"]
+        options = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()["options"]
+        every = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500&include_unavailable=true").json()["options"]
     assert {"aws", "azure", "vast", "autodl"} <= {o["provider"] for o in options}
     totals = [o["total_cny"] for o in options]
     assert totals == sorted(totals)

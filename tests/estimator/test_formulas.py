@@ -64,7 +64,7 @@ def test_nf4_double_quant_bits() -> None:
     # QLoRA §3: 4 + 8/64 + 32/(64·256) = 4.127 bits; without double quantization 4.5.
     assert round(f.BITS_NF4_DOUBLE_QUANT, 3) == 4.127
     assert f.BITS_NF4 == 4.5
-    assert f.BITS_INT4_GROUP128 == 4.25
+    assert f.BITS_INT4_GROUP128 == 4 + (16 + 4) / 128  # GPTQ/AWQ g128: fp16 scale + packed 4-bit zero per group
 
 
 def test_16bit_weights_are_two_bytes_per_param() -> None:

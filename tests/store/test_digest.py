@@ -19,6 +19,7 @@ from api.cli import main as cli
 from api.digests import run_digest_job
 from collectors.schedule import build_scheduler
 from pricedb.digest import build_digest, day_window, load_digest
+from pricedb.formats.digest_render import to_markdown
 from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, utc_naive
@@ -114,6 +115,26 @@ def test_digest_lists_exactly_the_changes_new_and_withdrawn(history: PriceStore)
     # Cheapest per memory size and pricing, among fresh offers (azure's are stale now).
     cheapest = {(r["gpu_memory_gb"], r["pricing"]): (r["provider"], r["region"]) for r in digest["cheapest"]}
     assert cheapest == {(40.0, "on_demand"): ("aws", "us-east-1"), (40.0, "spot"): ("aws", "us-east-1")}
+
+
+def test_the_cheapest_rows_cover_every_card_and_keep_slices_apart(store: PriceStore) -> None:
+    """An H100 gets its own row beside the A100s, and a MIG 4g.40gb slice of an A100 80GB, cheaper per GB
+    than any whole A100 40GB, is its own row: never "the cheapest A100 40GB"."""
+    seed_fx(store, at(27, 0))
+    quotes = [
+        q("p4d.24xlarge", 20.0, at(27)),  # 8×A100 40GB: ¥140/h over 320 GB
+        make_quote(sku="p5.48xlarge", price=98.0, observed_at=at(27), gpu_model="H100", gpu_memory_gb=80.0),
+        q("mig-4g", 0.5, at(27), gpu_count=1, gpu_fraction=4 / 7, gpu_partition="MIG 4g.40gb"),
+    ]
+    store.record_run(make_run("aws", quotes, finished_at=at(27)))
+    digest = build_digest(store.cursor(), date(2026, 11, 27), SHANGHAI, at(28))
+    rows = {(r["gpu_model"], r["gpu_memory_gb"], r["gpu_partition"]): r["sku"] for r in digest["cheapest"]}
+    assert rows == {("A100", 40.0, None): "p4d.24xlarge", ("A100", 40.0, "MIG 4g.40gb"): "mig-4g",
+                    ("H100", 80.0, None): "p5.48xlarge"}  # fmt: skip
+    new = {r["sku"]: r["gpu_partition"] for r in digest["new"]}
+    assert new == {"p4d.24xlarge": None, "p5.48xlarge": None, "mig-4g": "MIG 4g.40gb"}
+    markdown = to_markdown(digest)
+    assert "| A100 MIG 4g.40gb (40GB) | on_demand | aws |" in markdown and "| H100 80GB | on_demand |" in markdown
 
 
 def test_a_quiet_day_says_so_and_a_skipped_provider_withdraws_nothing(history: PriceStore) -> None:

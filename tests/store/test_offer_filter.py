@@ -14,7 +14,7 @@ from pricedb.store import PriceStore
 
 FILTERS = [
     OfferFilter(),
-    OfferFilter(pricings=("spot", "monthly")),
+    OfferFilter(gpus=("A100",), pricings=("spot", "monthly")),
     OfferFilter(providers=("aws", "azure", "vast")),
     OfferFilter(regions=("EastUS", "us-EAST-1", "cn-beijing")),
     OfferFilter(providers=("aws",), skus=("p4d.24xlarge", "p4de.24xlarge")),
@@ -49,7 +49,8 @@ def test_the_first_rule_an_offer_fails_is_named(offline_store: PriceStore) -> No
     assert mismatch(stale_spot_sold_out, OfferFilter(include_stale=False, include_unavailable=False)) == "stale"
     assert mismatch(stale_spot_sold_out, OfferFilter(include_unavailable=False)) == "unavailable"
     assert mismatch(stale_spot_sold_out, OfferFilter(pricings=("on_demand",), include_stale=False)) == "pricing"
-    assert mismatch(stale_spot_sold_out, OfferFilter(gpu="H100")) == "gpu"
+    assert mismatch(stale_spot_sold_out, OfferFilter(gpus=("H100", "H200"))) == "gpu"
+    assert mismatch(replace(stale_spot_sold_out, gpu_model="H100"), OfferFilter(gpus=("H100", "H200"))) is None
     assert mismatch(stale_spot_sold_out, OfferFilter()) is None
 
 
