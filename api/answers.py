@@ -9,9 +9,10 @@ from typing import Any
 from api import cheapest
 from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge
+from api.cheapest_fast import OfferColumns, select_fast
 from api.history import day_snapshot
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
-from api.state import AppState, dumps
+from api.state import COLUMNS, AppState, dumps
 from collectors.schedule import planned_runs
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
@@ -49,14 +50,24 @@ def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
     )
 
 
+def cheapest_body(
+    params: CheapestParams, current: CurrentOffers, settings: Settings, columns: OfferColumns | None
+) -> dict[str, Any]:
+    """`/cheapest`'s JSON: selected over `columns` (api.cheapest_fast), or without them by the plain
+    reference (api.cheapest.select); both give the same answer (tests/api/test_cheapest_fast.py)."""
+    query = params.to_query()
+    echo = _echo(params, query, settings)
+    judge = _judge(params, settings)
+    selection = None if columns is None else select_fast(columns, query, settings, judge)
+    return cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection)
+
+
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        query = params.to_query()
-        echo = _echo(params, query, state.settings)
-        judge = _judge(params, state.settings)
-        return cheapest.answer(current.offers, query, state.settings, current.as_of, echo, judge)
+        columns = state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
+        return cheapest_body(params, current, state.settings, columns)
 
     return state.cached(key, build)
 

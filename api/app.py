@@ -18,7 +18,7 @@ from fastapi import FastAPI
 
 from api import docs
 from api.answer_cache import AnswerCache
-from api.digests import run_digest_job
+from api.digests import run_compaction_job, run_digest_job
 from api.errors import install_error_handlers
 from api.head import HeadAsGet
 from api.limits import LimitsFromSettings, limits_of
@@ -47,12 +47,14 @@ API_DESCRIPTION = (
 
 
 def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
-    """The daily digest at GPUPRICE_DIGEST_TIME in GPUPRICE_DIGEST_TIME_ZONE (default 09:00 Asia/Shanghai)."""
+    """The daily digest at GPUPRICE_DIGEST_TIME in GPUPRICE_DIGEST_TIME_ZONE (default 09:00 Asia/Shanghai),
+    then the history laid out by offer again (pricedb.history_layout)."""
     hour, minute = (int(part) for part in settings.digest_time.split(":"))
     trigger = CronTrigger(hour=hour, minute=minute, timezone=settings.digest_zone)
 
     async def digest_job() -> None:  # a coroutine function, so APScheduler awaits it on the event loop
         await run_digest_job(store, settings)
+        await run_compaction_job(store)
 
     return [("digest", digest_job, trigger)]
 

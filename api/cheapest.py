@@ -84,10 +84,25 @@ class JobCost:
     basis: str  # how the total was reached, in words
 
 
-def billed_hours_for(offer: Offer, hours: float) -> float:
-    increment = max(1, offer.billing_increment_s)
+def billed_hours(increment_s: int, minimum_s: int, hours: float) -> float:
+    """Hours billed for `hours` of use under a billing rule (increment and minimum charge, seconds)."""
+    increment = max(1, increment_s)
     seconds = math.ceil(round(hours * 3600, 6) / increment) * increment
-    return max(seconds, offer.billing_minimum_s) / 3600
+    return max(seconds, minimum_s) / 3600
+
+
+def billed_hours_for(offer: Offer, hours: float) -> float:
+    return billed_hours(offer.billing_increment_s, offer.billing_minimum_s, hours)
+
+
+def monthly_period(offer: Offer, settings: Settings) -> float:
+    """A package sold per fixed term (E2E's 30-day plan: unit "term", 720 h) is bought in whole
+    terms of its own length; a price per month in whole months of 730 h (CONTRACT §3)."""
+    return offer.term_hours if Unit(offer.unit) is Unit.TERM and offer.term_hours else settings.hours_per_month
+
+
+def whole_periods(hours: float, period: float) -> int:
+    return math.ceil(round(hours / period, 9))
 
 
 def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
@@ -96,10 +111,8 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
         return None
     pricing = Pricing(offer.pricing)
     if pricing is Pricing.MONTHLY:
-        # A package sold per fixed term (E2E's 30-day plan: unit "term", 720 h) is bought in whole
-        # terms of its own length; a price per month in whole months of 730 h (CONTRACT §3).
-        period = offer.term_hours if Unit(offer.unit) is Unit.TERM and offer.term_hours else settings.hours_per_month
-        months = math.ceil(round(hours / period, 9))
+        period = monthly_period(offer, settings)
+        months = whole_periods(hours, period)
         billed = months * period
         total = offer.cny_per_hour * billed
         name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
@@ -177,12 +190,18 @@ def mem_job_notes(offer: Offer, query: CheapestQuery) -> list[str]:
     return []
 
 
+def by_total(offer: Offer, cost: JobCost) -> tuple[Any, ...]:
+    """The ranking by `mem`: the job's total, then ¥/GB·h, then the offer's key (a total order)."""
+    return (cost.total_cny, offer.cny_per_gb_hour or 0.0, offer.key)
+
+
 @dataclass(frozen=True)
 class Selection:
-    ranked: list[tuple[Offer, JobCost]]
+    ranked: list[tuple[Offer, JobCost]]  # best first: all of them here, at least the first `limit` (api.cheapest_fast)
     unpriced: list[Offer]  # viable, but no CNY price (no FX rate): shown, never ranked as zero
     excluded: dict[str, int]  # how many viable offers each filter took out
     unranked: list[tuple[Offer, str]]  # viable and priced, but the ranking asked for has no figure for it
+    viable_count: int  # priced viable offers the filters keep and the ranking can rank (ranked or not)
 
 
 def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge: Judge | None = None) -> Selection:
@@ -217,8 +236,8 @@ def select(offers: list[Offer], query: CheapestQuery, settings: Settings, judge:
     if judge is not None:
         ranked.sort(key=lambda pair: judge.rank_key(*pair))
     else:
-        ranked.sort(key=lambda pair: (pair[1].total_cny, pair[0].cny_per_gb_hour or 0.0, pair[0].key))
-    return Selection(ranked, unpriced, excluded, unranked)
+        ranked.sort(key=lambda pair: by_total(*pair))
+    return Selection(ranked, unpriced, excluded, unranked, len(ranked))
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -334,8 +353,11 @@ def answer(
     as_of: datetime | None,
     query_echo: dict[str, object],
     judge: Judge | None = None,
+    selection: Selection | None = None,
 ) -> dict[str, object]:
-    selection = select(offers, query, settings, judge)
+    """The answer's JSON; `selection` when it was already made (api.cheapest_fast), else `select`'s."""
+    if selection is None:
+        selection = select(offers, query, settings, judge)
     options = []
     for index, (offer, cost) in enumerate(selection.ranked[: query.limit]):
         row = option_json(index + 1, offer, cost)
@@ -351,7 +373,7 @@ def answer(
         "as_of": iso(as_of),
         # Extensions: what was viable but left out, and why; offers that could not be priced in CNY;
         # with the estimator, how each configuration was judged and how throughput was estimated.
-        "viable_count": len(selection.ranked),
+        "viable_count": selection.viable_count,
         "excluded": selection.excluded,
         "unpriced": [unpriced_json(o) for o in selection.unpriced],
         **summary,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from api.replica import Replica
 
 T = TypeVar("T")
+COLUMNS = "offer_columns"  # the name of the columnar form of the current offers (api.cheapest_fast)
 
 
 def now_utc() -> datetime:
@@ -61,6 +62,8 @@ class AppState:
         # Answers by question (("answer", key)) and by raw request (("raw", path, query string), served
         # before routing by AnswerCache), all valid for the current offers only.
         self._answers = ByteLRU(int(settings.answer_cache_mb * 2**20))
+        # Forms of the current offers built once per reload (the columnar form /cheapest reads), by name.
+        self._derived: dict[str, Any] = {}
         self.schema_version = store.schema_version()  # migrations run only when the store opens
 
     def cursor(self) -> Any:
@@ -94,7 +97,31 @@ class AppState:
             with self._lock:
                 self._current, self._version = current, version
                 self._answers.clear()
+                self._derived = {}
             return current
+
+    def answers_from_memory(self) -> bool:
+        """Whether the current offers and their columnar form are loaded and valid: a `/cheapest`
+        answer then reads memory only (no query, no build)."""
+        with self._lock:
+            return self._fresh(self.clock()) and COLUMNS in self._derived
+
+    def derived(self, current: CurrentOffers, name: str, build: Callable[[CurrentOffers], T]) -> T:
+        """`build(current)`, made once for these current offers (every question then reads it), and
+        made again only after they are reloaded (a run landed, or an offer's staleness flipped)."""
+        with self._lock:
+            found = self._derived.get(name) if self._current is current else None
+        if found is not None:
+            return found
+        with self._refresh:  # built once, not by every thread that asks at the same moment
+            with self._lock:
+                found = self._derived.get(name) if self._current is current else None
+            if found is None:
+                found = build(current)
+                with self._lock:
+                    if self._current is current:
+                        self._derived[name] = found
+            return found
 
     def cached(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], Any]) -> bytes:
         """The JSON bytes answering `key`, built from current offers at most once per data change."""

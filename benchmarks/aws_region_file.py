@@ -1,11 +1,13 @@
-"""Benchmark: parsing one AWS Price List region file (hundreds of MB) against `grep -c p4d`.
+"""Benchmark: parsing one AWS Price List region file (hundreds of MB) against `grep -c 'GPU instance'`.
 
 Writes a file of >= 500 MB in the real `index.csv` layout (the preamble and header of
-fixtures/aws/price_list_us-east-1.csv, then full-width rows of ~240 instance types in every OS,
-tenancy, capacity-status and term variant, with p4d/p4de rows as a small share, as in the real
-file), then measures, on a warm page cache, best of --repeat runs:
+fixtures/aws/price_list_us-east-1.csv, then full-width rows of ~200 non-GPU instance types and every
+whole-GPU type of collectors.aws.instance_types, in every OS, tenancy, capacity-status and term
+variant, the GPU rows a share of the file as in the real one: ~75 of us-east-1's ~900 instance
+types are GPU types, so `--gpu-share` 6% of the rows by default, p4d/p4de among them), then
+measures, on a warm page cache, best of --repeat runs:
 
-- `grep -c p4d FILE` (the yardstick);
+- `grep -c 'GPU instance' FILE` (the yardstick: the same rows the pre-filter keeps);
 - `collectors.aws.bulk.parse_price_list` on the whole unfiltered file, in a child process, reporting
   its throughput and peak RSS (the child's own `ru_maxrss`, imports included);
 - the download-path pre-filter (`collectors.http._aiter_byte_lines` + `KeepA100Lines`, as applied
@@ -33,10 +35,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "fixtures" / "aws" / "price_list_us-east-1.csv"
-A100_SHARE = 0.0015  # p4d/p4de rows are ~0.1-0.2% of a large region's file
+GPU_SHARE = 0.06  # GPU rows (every family) are ~5-8% of a large region's file
+NEEDLE = "GPU instance"
 # fmt: off
 FAMILIES = ["m5", "m5a", "m6i", "m6a", "m6g", "m7i", "m7g", "c5", "c5a", "c6i", "c6a", "c6g", "c7i", "c7g",
-            "r5", "r5a", "r6i", "r6a", "r6g", "r7i", "r7g", "t3", "t3a", "i4i", "g5", "g6", "p5"]
+            "r5", "r5a", "r6i", "r6a", "r6g", "r7i", "r7g", "t3", "t3a", "i4i"]
 SIZES = ["large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "metal"]
 # fmt: on
 SKU_CHARS = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
@@ -54,35 +57,40 @@ def _sku(rng: random.Random) -> bytes:
     return "".join(rng.choice(SKU_CHARS) for _ in range(16)).encode()
 
 
-def _other_row(template: bytes, itype: bytes, rng: random.Random) -> bytes:
+def _other_row(template: bytes, itype: bytes, rng: random.Random, gpu: bool) -> bytes:
     row = template.replace(b"p4de.24xlarge", itype).replace(b"p4d.24xlarge", itype)
+    if not gpu:
+        row = row.replace(b'"GPU instance"', b'"General purpose"')
     old_sku = row[1:17]
     return row.replace(old_sku, _sku(rng))
 
 
-def write_file(path: Path, size_mb: int, seed: int = 7) -> tuple[int, int]:
-    """Write the benchmark file; returns (rows, A100 rows)."""
+def write_file(path: Path, size_mb: int, gpu_share: float = GPU_SHARE, seed: int = 7) -> tuple[int, int]:
+    """Write the benchmark file; returns (rows, GPU rows)."""
+    from collectors.aws.instance_types import WHOLE_GPU_TYPES
+
     rng = random.Random(seed)
     leading, a100 = _templates()
     types = [f"{family}.{size}".encode() for family in FAMILIES for size in SIZES]
+    gpu_types = [t.encode() for t in WHOLE_GPU_TYPES]
     target = size_mb * 1_000_000
-    rows = a100_rows = 0
+    rows = gpu_rows = 0
     with path.open("wb") as handle:
         handle.write(leading)
         written = len(leading)
         while written < target:
             batch = []
             for _ in range(5000):
-                if rng.random() < A100_SHARE:
-                    batch.append(rng.choice(a100))
-                    a100_rows += 1
+                if rng.random() < gpu_share:
+                    batch.append(_other_row(rng.choice(a100), rng.choice(gpu_types), rng, gpu=True))
+                    gpu_rows += 1
                 else:
-                    batch.append(_other_row(rng.choice(a100), rng.choice(types), rng))
+                    batch.append(_other_row(rng.choice(a100), rng.choice(types), rng, gpu=False))
             chunk = b"".join(batch)
             handle.write(chunk)
             written += len(chunk)
             rows += len(batch)
-    return rows, a100_rows
+    return rows, gpu_rows
 
 
 # ----- children ----------------------------------------------------------------------------------
@@ -103,7 +111,7 @@ def child_parse(path: str) -> dict:
 def child_prefilter(path: str) -> dict:
     import httpx
 
-    from collectors.aws.bulk import KeepA100Lines
+    from collectors.aws.bulk import KeepGpuLines
     from collectors.http import _aiter_byte_lines
 
     async def body():
@@ -112,7 +120,7 @@ def child_prefilter(path: str) -> dict:
                 yield block
 
     async def run() -> int:
-        keep, kept = KeepA100Lines(), 0
+        keep, kept = KeepGpuLines(), 0
         response = httpx.Response(200, content=body())
         async for line in _aiter_byte_lines(response):
             kept += keep(line)
@@ -134,7 +142,7 @@ def run_child(mode: str, path: Path) -> dict:
 
 def time_grep(path: Path) -> dict:
     started = time.perf_counter()
-    done = subprocess.run(["grep", "-c", "p4d", str(path)], capture_output=True, text=True, check=True)
+    done = subprocess.run(["grep", "-c", NEEDLE, str(path)], capture_output=True, text=True, check=True)
     return {"seconds": time.perf_counter() - started, "result": int(done.stdout)}
 
 
@@ -146,6 +154,7 @@ def best(runs: list[dict]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=int, default=520)
+    parser.add_argument("--gpu-share", type=float, default=GPU_SHARE, help="share of the rows that are GPU rows")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the generated file")
@@ -164,10 +173,10 @@ def main() -> int:
     path = workdir / "index.csv"
     try:
         started = time.perf_counter()
-        rows, a100_rows = write_file(path, args.size_mb)
+        rows, gpu_rows = write_file(path, args.size_mb, args.gpu_share)
         size = path.stat().st_size
         mb = size / 1e6
-        print(f"file      {path}: {mb:.1f} MB, {rows:,} rows, {a100_rows:,} p4d/p4de rows ({a100_rows / rows:.2%}),")
+        print(f"file      {path}: {mb:.1f} MB, {rows:,} rows, {gpu_rows:,} GPU rows ({gpu_rows / rows:.2%}),")
         print(f"          written in {time.perf_counter() - started:.1f} s")
         with path.open("rb") as handle:  # warm the page cache so both sides read from memory
             while handle.read(1 << 24):
@@ -181,9 +190,7 @@ def main() -> int:
         grep_rate, parse_rate, pre_rate = mb / grep["seconds"], mb / parse["seconds"], mb / prefilter["seconds"]
         ratio = parse_rate / grep_rate
         rss_mb = parse["maxrss_kb"] / 1024
-        print(
-            f"grep      grep -c p4d          {grep['seconds']:7.3f} s  {grep_rate:8.0f} MB/s  ({grep['result']} lines)"
-        )
+        print(f"grep      grep -c '{NEEDLE}' {grep['seconds']:7.3f} s  {grep_rate:8.0f} MB/s  ({grep['result']} lines)")
         print(
             f"parse     parse_price_list     {parse['seconds']:7.3f} s  {parse_rate:8.0f} MB/s  "
             f"({parse['result']} quotes)  peak RSS {rss_mb:.1f} MB (RUSAGE_CHILDREN: {children_rss_mb:.1f} MB)"

@@ -180,6 +180,17 @@ class Collector(ABC):
         return self.parse(fetched), []
 
 
+def unknown_gpus(counts: Mapping[str, int]) -> list[dict[str, str]]:
+    """`parse_report`'s refused records for the GPUs a source lists that the collector cannot name
+    (a card or family its tables lack): each `counts` key is "name: why", its value how many
+    records said it. Nothing is guessed; the runner writes these into the run's notes."""
+    records = []
+    for said, count in sorted(counts.items()):
+        name, _, why = said.partition(": ")
+        records.append({"offer": name, "reason": f"unknown GPU, not collected: {why or said} ({count} items)"})
+    return records
+
+
 def _refusals(exc: ValidationError) -> str:
     """ "gpu_count: Input should be greater than or equal to 1; …" — each refused field and why."""
     return "; ".join(

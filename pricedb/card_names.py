@@ -104,9 +104,6 @@ _RULES: list[tuple[str, GpuSpec]] = [
     (r"^standard_nc\d+ads_a100_v4$", A100_80_PCIE),
     (r"^a2-ultragpu-", A100_80_SXM),
     (r"^a2-(high|mega)gpu-", A100_40_SXM),
-    (r"^bm\.gpu\.a100-v2\.", A100_80_SXM),
-    (r"^bm\.gpu4\.", A100_40_SXM),
-    (r"^gt4\.", A100_40_SXM),  # Tencent Cloud GT4: A100 NVLink 40GB
 ]
 _COMPILED = [(re.compile(pattern, re.IGNORECASE), spec) for pattern, spec in _RULES]
 
@@ -146,6 +143,7 @@ _MODELS: list[tuple[str, str]] = [
     ("RTX5000Ada", _word(f"rtx{_S}5000{_S}ada")),
     ("RTX4000Ada", _word(f"rtx{_S}4000{_S}ada")),  # not the "RTX 4000 SFF Ada" (another card)
     ("RTX2000Ada", _word(f"rtx{_S}2000{_S}ada")),
+    ("RTX8000", _word(f"((quadro|q){_S})?rtx{_S}8000")),  # the Turing Quadro RTX 8000, 48GB
     ("RTX6000", _word(f"((quadro|q){_S})?rtx{_S}6000")),  # the Turing Quadro RTX 6000, 24GB
     ("A6000", _word(f"(rtx{_S})?a6000")),
     ("A5000", _word(f"(rtx{_S})?a5000")),

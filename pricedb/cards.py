@@ -119,7 +119,7 @@ _BANDS: dict[str, tuple[float, float]] = {
     "A6000": (0.066, 3.0), "A5000": (0.033, 2.0), "A4500": (0.033, 1.8), "A4000": (0.026, 1.6),
     "RTX6000Ada": (0.1, 4.0), "RTX5000Ada": (0.066, 2.4), "RTX4000Ada": (0.033, 1.6), "RTX2000Ada": (0.016, 1.2),
     "RTXPRO6000": (0.16, 8.0), "RTX5090": (0.066, 3.0), "RTX4090": (0.05, 2.4), "RTX4080": (0.033, 1.6),
-    "RTX3090": (0.026, 1.6), "RTX6000": (0.033, 2.0),
+    "RTX3090": (0.026, 1.6), "RTX6000": (0.033, 2.0), "RTX8000": (0.033, 2.0),
     "V100": (0.016, 8.0), "T4": (0.016, 2.4), "T4G": (0.033, 2.0), "P100": (0.016, 4.0), "P40": (0.016, 3.0),
     "P4": (0.016, 2.0), "K80": (0.016, 2.0), "M60": (0.033, 3.0),
     "MI300X": (0.33, 18.0), "MI325X": (0.5, 18.0), "MI355X": (0.66, 24.0), "MI250X": (0.16, 8.0),
@@ -291,6 +291,12 @@ CARDS: tuple[Card, ...] = (
           "https://images.nvidia.com/aem-dam/en-zz/Solutions/design-visualization/technologies/"
           "turing-architecture/NVIDIA-Turing-Architecture-Whitepaper.pdf", "stored_copy",
           skypilot="RTX6000", gpuhunt="RTX6000"),
+    # Quadro RTX 8000: the RTX 6000's TU102 with 48 GB (same bandwidth and tensor rates), per NVIDIA's
+    # Quadro RTX 8000 data sheet (recalled, not re-read); sold by E2E Networks.
+    _card("RTX8000", 48, "PCIe", "PCIe", 672, None, 130.5, 16.3,
+          "https://www.nvidia.com/content/dam/en-zz/Solutions/design-visualization/quadro-product-literature/"
+          "quadro-rtx-8000-us-nvidia-946977-r1-web.pdf", "recalled",
+          skypilot="RTX8000", gpuhunt=None),
     # V100: SXM2 from the Ampere whitepaper's Table 1 (FP16 tensor 125), PCIe from the V100 sheet (112, recalled).
     _card("V100", 16, "SXM2", "NVLink", 900, None, 125, 15.7, AMPERE_WHITEPAPER, "stored_copy",
           skypilot="V100", gpuhunt="V100"),

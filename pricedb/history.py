@@ -7,12 +7,14 @@ order."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
+from pricedb.history_layout import named_offers_source
 from pricedb.offer_filter import OfferFilter, sql_where
 
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
@@ -71,12 +73,43 @@ def _in(column: str, chosen: set[str]) -> tuple[str, list[Any]]:
     return f"{column} IN ({', '.join('?' for _ in chosen)})", sorted(chosen)
 
 
-def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
+def _source(cur: duckdb.DuckDBPyConnection, offers: OfferFilter, laid_out: bool) -> str:
+    """Where the observations are read: for a question naming its offers (provider, region, sku and
+    pricing each given), their points as laid out by offer (pricedb.history_layout) plus the newest;
+    otherwise the observations table."""
+    if not (laid_out and offers.providers and offers.regions and offers.skus and offers.pricings):
+        return "observations"
+    return named_offers_source(cur, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings)
+
+
+_POINTS = """
+    SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
+           observed_at, price, cny_per_hour, cny_per_gb_hour
+    FROM {source}
+    WHERE {where}
+    ORDER BY provider, region, sku, pricing, observed_at, observation_id
+"""
+
+
+def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery, laid_out: bool = True) -> History:
     """Two passes: the matching series (keys only, one cheap scan), then the points of the page's
-    series, selected by their exact key values (plain equality filters DuckDB pushes into the scan)."""
+    series, selected by their exact key values (plain equality filters DuckDB pushes into the scan).
+    A question naming its offers reads their few points once, laid out by offer, and pages them here.
+    `laid_out=False` reads the observations table only (the same answer; tests compare the two)."""
     where, values = _where(query)
+    observations = _source(cur, query.offers, laid_out)
+    if observations != "observations":
+        rows = cur.execute(_POINTS.format(source=observations, where=where), values).fetchall()
+        keys = list(dict.fromkeys(tuple(row[:4]) for row in rows))
+        page = keys[query.offset : query.offset + query.limit]
+        wanted = set(page)
+        if query.max_points is not None:
+            points = sum(tuple(row[:4]) in wanted for row in rows)
+            if points > query.max_points:
+                raise TooManyPoints(points, len(page), query.max_points)
+        return _series(iter(rows), wanted, len(keys))
     keys = cur.execute(
-        f"SELECT DISTINCT provider, region, sku, pricing FROM observations WHERE {where} "
+        f"SELECT DISTINCT provider, region, sku, pricing FROM {observations} WHERE {where} "
         "ORDER BY provider, region, sku, pricing",
         values,
     ).fetchall()
@@ -91,7 +124,7 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
     wanted = set(page)
     if query.max_points is not None:  # counted in the database before a row is turned into Python
         counts = cur.execute(
-            f"SELECT provider, region, sku, pricing, count(*) FROM observations WHERE {where} AND "
+            f"SELECT provider, region, sku, pricing, count(*) FROM {observations} WHERE {where} AND "
             f"{' AND '.join(narrowing)} GROUP BY ALL",
             [*values, *narrow_values],
         ).fetchall()
@@ -99,19 +132,18 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
         if points > query.max_points:
             raise TooManyPoints(points, len(page), query.max_points)
     cur.execute(
-        f"""
-        SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
-               observed_at, price, cny_per_hour, cny_per_gb_hour
-        FROM observations
-        WHERE {where} AND {" AND ".join(narrowing)}
-        ORDER BY provider, region, sku, pricing, observed_at, observation_id
-        """,
+        _POINTS.format(source=observations, where=f"{where} AND {' AND '.join(narrowing)}"),
         [*values, *narrow_values],
     )
+    rows = (row for chunk in iter(lambda: cur.fetchmany(FETCH_ROWS), []) for row in chunk)
+    return _series(rows, wanted, len(keys))
+
+
+def _series(rows: Iterator[tuple[Any, ...]], wanted: set[tuple[Any, ...]], total_series: int) -> History:
+    """The page's series from point rows in key and time order."""
     series: list[Series] = []
     current: Series | None = None
     count = 0
-    rows = (row for chunk in iter(lambda: cur.fetchmany(FETCH_ROWS), []) for row in chunk)
     for provider, region, sku, pricing, model, memory, gpus, currency, unit, at, price, per_hour, per_gb in rows:
         key = (provider, region, sku, pricing)
         if key not in wanted:  # the per-column filters can admit combinations outside the page
@@ -124,4 +156,4 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery) -> History:
             point.update(currency=currency, unit=unit)
         current.points.append(point)
         count += 1
-    return History(series, len(keys), count)
+    return History(series, total_series, count)

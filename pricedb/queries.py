@@ -151,6 +151,9 @@ def offer_from_row(row: tuple[Any, ...], stale: bool, held_reason: str | None = 
     return Offer(**values, stale=stale or held_reason is not None, held_reason=held_reason)
 
 
+FETCH_ROWS = 10_000  # rows turned into offers at a time
+
+
 @dataclass(frozen=True)
 class CurrentOffers:
     offers: list[Offer]
@@ -162,12 +165,17 @@ def current_offers(cur: duckdb.DuckDBPyConnection, now: datetime) -> CurrentOffe
     """Every current offer, with `stale` judged at `now` (naive UTC)."""
     cover, held = coverage(cur), held_offers(cur)
     columns = ", ".join(STORED_FIELDS)
-    rows = cur.execute(f"SELECT {columns} FROM offers ORDER BY provider, region, sku, pricing").fetchall()
+    cur.execute(f"SELECT {columns} FROM offers ORDER BY provider, region, sku, pricing")
     offers: list[Offer] = []
-    for row in rows:
-        entry = cover.get((row[2], row[10]))
-        stale = entry.is_stale(now) if entry is not None else True
-        offers.append(offer_from_row(row, stale, held.get((row[2], row[3], row[4], row[10]))))
+    # Read in chunks, and every repeated text (provider, currency, unit, source URL, notes) kept once:
+    # 50,000 offers then hold a few MB of distinct texts instead of one copy per offer.
+    texts: dict[str, str] = {}
+    for chunk in iter(lambda: cur.fetchmany(FETCH_ROWS), []):
+        for fetched in chunk:
+            row = tuple(texts.setdefault(v, v) if type(v) is str else v for v in fetched)
+            entry = cover.get((row[2], row[10]))
+            stale = entry.is_stale(now) if entry is not None else True
+            offers.append(offer_from_row(row, stale, held.get((row[2], row[3], row[4], row[10]))))
     upcoming = [m for c in cover.values() if (m := c.stale_from()) is not None and m > now and c.last_status == "ok"]
     as_of = max((o.observed_at for o in offers), default=None)
     return CurrentOffers(offers, as_of, min(upcoming, default=None))

@@ -200,6 +200,46 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             """,
         ],
     ),
+    (
+        9,
+        "observations laid out by offer for price history (pricedb/history_layout.py)",
+        [
+            # Rebuilt by `compact` (never edited in place): the observations up to `compacted_upto`,
+            # ordered by offer (`series`, numbered in key order) then time, so DuckDB's zone maps find one
+            # offer's points in a row group or two; later observations are read from `observations`.
+            """
+            CREATE TABLE history_series (
+                series INTEGER NOT NULL,
+                provider VARCHAR NOT NULL,
+                region VARCHAR NOT NULL,
+                sku VARCHAR NOT NULL,
+                pricing VARCHAR NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE history_points (
+                series INTEGER NOT NULL,
+                observation_id BIGINT NOT NULL,
+                provider VARCHAR NOT NULL,
+                region VARCHAR NOT NULL,
+                sku VARCHAR NOT NULL,
+                pricing VARCHAR NOT NULL,
+                gpu_model VARCHAR NOT NULL,
+                gpu_memory_gb DOUBLE NOT NULL,
+                gpu_count INTEGER NOT NULL,
+                currency VARCHAR NOT NULL,
+                unit VARCHAR NOT NULL,
+                availability VARCHAR NOT NULL,
+                observed_at TIMESTAMP NOT NULL,
+                price DOUBLE NOT NULL,
+                cny_per_hour DOUBLE,
+                cny_per_gb_hour DOUBLE
+            )
+            """,
+            "CREATE TABLE history_layout (compacted_upto BIGINT NOT NULL)",  # one row: the newest id laid out
+            "INSERT INTO history_layout VALUES (0)",
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come

@@ -118,6 +118,12 @@ class Settings(BaseSettings):
     verda_client_secret: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GPUPRICE_VERDA_CLIENT_SECRET", "VERDA_CLIENT_SECRET")
     )
+    # E2E Networks' MyAccount API (the plan list its CLI reads): an API key and a bearer token from the
+    # MyAccount console, and the project they belong to. E2E documents no environment variables of its
+    # own. Without all three the public pricing page is read instead.
+    e2e_api_key: SecretStr | None = None
+    e2e_auth_token: SecretStr | None = None
+    e2e_project_id: SecretStr | None = None  # an account identifier, masked like the credentials
 
     # Daily digest: built at `digest_time` in `digest_time_zone` for the day before (in that zone).
     digest_time: str = "09:00"

@@ -24,19 +24,42 @@ import duckdb
 
 from pricedb.queries import NEWEST_OK_RUNS_SQL, STORED_FIELDS, Offer, coverage, held_offers, offer_from_row
 
-_COLUMNS = ", ".join("o." + f for f in STORED_FIELDS)
-_SNAPSHOT_SQL = f"""
+_COLUMNS = ", ".join(STORED_FIELDS)
+# Two steps: the few runs (and held observations) that make the market at the cutoff, then their
+# observations by constant id lists. Observations are appended run by run, so their row groups are in
+# run (and observation id) order and DuckDB's zone maps skip every row group outside those ids: the
+# cost follows the snapshot's size, not the whole history's (a join would read every row's run id).
+_MAKERS_SQL = f"""
     WITH {NEWEST_OK_RUNS_SQL}
-    SELECT {_COLUMNS}
-    FROM observations o
-    JOIN newest_ok n ON o.run_id = n.run_id AND o.provider = n.provider AND o.pricing = n.pricing
+    SELECT 'run', n.run_id, n.provider, n.pricing FROM newest_ok n
     UNION ALL
-    SELECT {_COLUMNS}
-    FROM held_offers h
-    JOIN newest_ok n ON h.run_id = n.run_id AND h.provider = n.provider AND h.pricing = n.pricing
-    JOIN observations o ON o.observation_id = h.observation_id
-    ORDER BY provider, region, sku, pricing
+    SELECT 'held', h.observation_id, h.provider, h.pricing
+    FROM held_offers h JOIN newest_ok n ON h.run_id = n.run_id AND h.provider = n.provider AND h.pricing = n.pricing
 """
+
+
+def _ids(values: set[int]) -> str:
+    return ", ".join(str(int(v)) for v in sorted(values)) or "NULL"
+
+
+def _snapshot_rows(cur: duckdb.DuckDBPyConnection, cutoff: datetime) -> list[tuple[object, ...]]:
+    runs: dict[int, set[tuple[str, str]]] = {}
+    held: set[int] = set()
+    for kind, identifier, provider, pricing in cur.execute(_MAKERS_SQL, [cutoff]).fetchall():
+        if kind == "run":
+            runs.setdefault(identifier, set()).add((provider, pricing))
+        else:
+            held.add(identifier)
+    if not runs:
+        return []
+    # A run's observations count for the (provider, pricing) scopes it is the newest successful run of.
+    scopes = {(run, provider, pricing) for run, pairs in runs.items() for provider, pricing in pairs}
+    rows = cur.execute(
+        f"SELECT run_id, {_COLUMNS} FROM observations WHERE run_id IN ({_ids(set(runs))}) "
+        f"UNION ALL SELECT NULL, {_COLUMNS} FROM observations WHERE observation_id IN ({_ids(held)}) "
+        "ORDER BY provider, region, sku, pricing"
+    ).fetchall()
+    return [row[1:] for row in rows if row[0] is None or (row[0], row[3], row[11]) in scopes]
 
 
 @dataclass(frozen=True)
@@ -58,7 +81,7 @@ def snapshot_at(cur: duckdb.DuckDBPyConnection, cutoff: datetime, now: datetime 
     judged_at = min(cutoff, now) if now is not None else cutoff
     cover, held = coverage(cur, before=cutoff), held_offers(cur, before=cutoff)
     offers = []
-    for row in cur.execute(_SNAPSHOT_SQL, [cutoff]).fetchall():
+    for row in _snapshot_rows(cur, cutoff):
         entry = cover.get((row[2], row[10]))
         stale = entry.is_stale(judged_at) if entry is not None else True
         offers.append(offer_from_row(row, stale, held.get((row[2], row[3], row[4], row[10]))))

@@ -29,6 +29,7 @@ import duckdb
 
 from pricedb import clock
 from pricedb.fx import FxTable
+from pricedb.history_layout import compact
 from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
 from pricedb.queries import ExportAttempt, PublishAttempt, last_export, last_publish
@@ -357,6 +358,12 @@ class PriceStore:
             result = work(cur)
             self._fx = None
         return result
+
+    @_storage_faults
+    def compact_history(self) -> int:
+        """Lay the observations out by offer (pricedb.history_layout); returns the newest id laid out."""
+        with self._transaction() as cur:
+            return compact(cur)
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:

@@ -14,7 +14,7 @@ from api.state import AppState
 T = TypeVar("T")
 
 
-def get_state(request: Request) -> AppState:
+async def get_state(request: Request) -> AppState:  # async: no worker thread for a lookup
     return request.app.state.gpuprice
 
 

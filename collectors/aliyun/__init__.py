@@ -1,14 +1,18 @@
-"""Alibaba Cloud (aliyun.com, mainland China): A100 ECS instances, families ecs.gn7 (A100 40GB SXM4)
-and ecs.gn7e (A100 80GB SXM4), from the ECS OpenAPI (version 2014-05-26, RPC style) at
+"""Alibaba Cloud (aliyun.com, mainland China): every ECS instance type with a GPU (gn5 P100, gn6i T4,
+gn6v/gn6e V100, gn7 A100 40GB, gn7e A100 80GB, gn7i A10, gn7s, gn8is, ebmgn*, …; the card as the API
+states it), from the ECS OpenAPI (version 2014-05-26, RPC style) at
 https://ecs.{region}.aliyuncs.com/ — signed with the user's AccessKey pair (signature V3,
 ACS3-HMAC-SHA256, computed by Alibaba Cloud's `alibabacloud_openapi_util`), sent through `Http`, so
 `GPUPRICE_ALIYUN_BASE_URL` can point every call at a mirror or a local stand-in.
 
 Calls (API reference: DescribePrice https://help.aliyun.com/document_detail/107829.html, and its siblings
 DescribeInstanceTypes, DescribeAvailableResource in the same ECS API reference):
-- `DescribeInstanceTypes` (`InstanceTypeFamily` ecs.gn7 / ecs.gn7e, `NextToken` paging): which types
-  exist, with GPU count (`GPUAmount`), model (`GPUSpec`) and memory per GPU (`GPUMemorySize`, GiB) —
-  taken from the answer, never from the type's name;
+- `DescribeInstanceTypes` (`MinimumGPUAmount=1`, `NextToken` paging): which GPU types exist, with GPU
+  count (`GPUAmount`), model (`GPUSpec`) and memory per GPU (`GPUMemorySize`, GiB) — the card is read
+  from the answer through the card table, never from the type's name (collectors.aliyun.instance_types
+  adds only what the answer does not say: vGPU slice families, the A100 boards' form factor). vGPU
+  slices (ecs.vgn*/ecs.sgn*) and cards the table does not know are named in the run's notes and not
+  priced;
 - `DescribeAvailableResource` (`DestinationResource=InstanceType`, per region and charge type:
   `InstanceChargeType` PostPaid / PrePaid, and PostPaid + `SpotStrategy=SpotAsPriceGo` for spot):
   which types each zone sells and its stock (`StatusCategory` WithStock / ClosedWithStock = available;
@@ -18,8 +22,9 @@ DescribeInstanceTypes, DescribeAvailableResource in the same ECS API reference):
 - `DescribePrice` (`ResourceType=instance`, `InstanceType`): `PriceUnit=Hour` → `on_demand`;
   `PriceUnit=Month`, `Period=1` → `monthly` (a 1-month subscription, 包年包月; the API has no
   `InstanceChargeType` parameter, `PriceUnit` selects subscription pricing); `SpotStrategy=SpotAsPriceGo`
-  with `ZoneId` → `spot` (spot prices differ by zone: every listed zone is priced and the cheapest
-  zone with stock is kept).
+  with `ZoneId` → `spot` (spot prices differ by zone: each zone with stock is priced and the cheapest
+  kept; a type no zone has in stock is priced in one listed zone and kept as sold out). No `ImageId`
+  is sent, so prices are for Linux images (the API's default; a Windows licence costs extra).
 
 What is taken from DescribePrice: the `InstanceType` entry of `PriceInfo.Price.DetailInfos` — its
 `TradePrice` (after discounts) as the price, its `OriginalPrice` as `list_price` — so the price is the
@@ -42,7 +47,9 @@ Quirks:
   the run with Code and Message. `InvalidAction` / `Forbidden.*` on DescribePrice usually mean price
   inquiry (询价) is not enabled for the account (older accounts needed a ticket) or the RAM user lacks
   ecs:DescribePrice — the error says so.
-- A100 supply is restricted: types are often listed only for subscription, or without stock.
+- GPU supply is restricted: types are often listed only for subscription, or without stock.
+- DescribePrice is one call per type, pricing and region (and per zone for spot): see
+  collectors.aliyun.collector for the count and its bound.
 - Monthly ≠ 730 × hourly: subscriptions are far cheaper per hour; both are kept.
 """
 

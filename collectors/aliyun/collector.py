@@ -1,11 +1,18 @@
 """The Alibaba Cloud collector: which calls to make, and how the answers become quotes.
 
 Source: the ECS OpenAPI at https://ecs.{region}.aliyuncs.com/ (see the package docstring). Per run:
-DescribeInstanceTypes for each A100 family (at the first region's endpoint; the catalogue is the same
-everywhere), then per region DescribeAvailableResource for each charge type the scope needs,
-then DescribePrice for every A100 type that region lists — whatever its stock, so a sold-out offer
-is kept and marked `sold_out` rather than dropped. Spot prices differ by zone, so spot is priced per
-zone listed and the cheapest zone with stock is taken.
+DescribeInstanceTypes for every type with a GPU (`MinimumGPUAmount=1`, paged; at the first region's
+endpoint, the catalogue is the same everywhere), then per region DescribeAvailableResource for each
+charge type the scope needs, then DescribePrice for every whole-card GPU type that region lists —
+whatever its stock, so a sold-out offer is kept and marked `sold_out` rather than dropped. Spot
+prices differ by zone, so spot is priced in each zone with stock and the cheapest is taken (in one
+listed zone when none has stock, so the sold-out offer keeps a price).
+
+Request count: DescribePrice has no batch form, so it is one call per (type, pricing, region) and one
+per (type, zone with spot stock). With every GPU family that is a few hundred calls a day per region
+for the list scope (2 per type listed) and about as many an hour for spot; `MAX_PRICE_CALLS` bounds a
+run (more fails it, naming GPUPRICE_ALIYUN_REGIONS, rather than storing part of the market), vGPU
+slices and unknown cards are not priced, and `CONCURRENCY` keeps the account under the API's rate limit.
 """
 
 from __future__ import annotations
@@ -16,26 +23,28 @@ from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 from collectors.aliyun import api, responses
-from collectors.aliyun.responses import A100_FAMILIES, InstanceType, Price, ZoneStock
+from collectors.aliyun.instance_types import GPU_FAMILY
+from collectors.aliyun.responses import Catalogue, InstanceType, Price, ZoneStock
 from collectors.aliyun.signing import Credentials, resolve_credentials
 from collectors.base import Collector, Fetched, RawResponse, Scope
-from collectors.errors import ParseError
+from collectors.errors import FetchError, ParseError
 from collectors.http import Http
 from pricedb.models import Availability, Pricing, Quote, Unit
 
 T = TypeVar("T")
 PROVIDER = "aliyun"
 
-# Mainland regions with A100 (gn7/gn7e) capacity: Beijing (华北2), Hangzhou (华东1) and Shanghai
-# (华东2), the three largest mainland regions and the ones public deployment guides name for gn7e.
-# Not checked against a published availability table (Alibaba Cloud publishes none as data):
-# DescribeAvailableResource decides what is sold, and a region that lists no A100 type yields no
-# offers and a note. Add others (cn-zhangjiakou, cn-wulanchabu, cn-shenzhen, …) with
-# GPUPRICE_ALIYUN_REGIONS. Each region costs 2 stock calls + 2 price calls per A100 type a day, and
-# 1 stock call + 1 price call per (type, zone) an hour for spot.
+# Mainland regions with GPU capacity: Beijing (华北2), Hangzhou (华东1) and Shanghai (华东2), the three
+# largest mainland regions and the ones public deployment guides name for gn7e. Not checked against a
+# published availability table (Alibaba Cloud publishes none as data): DescribeAvailableResource
+# decides what is sold, and a region that lists no GPU type yields no offers and a note. Add others
+# (cn-zhangjiakou, cn-wulanchabu, cn-shenzhen, …) with GPUPRICE_ALIYUN_REGIONS. Each region costs 2
+# stock calls + 2 price calls per GPU type a day, and 1 stock call + 1 price call per (type, zone
+# with stock) an hour for spot.
 DEFAULT_REGIONS = ("cn-beijing", "cn-hangzhou", "cn-shanghai")
 CONCURRENCY = 4  # requests in flight at once; the ECS API rate-limits per account (Throttling.User)
 PAGE_SIZE = "100"
+MAX_PRICE_CALLS = 1500  # DescribePrice calls one run may make (about 2 minutes at CONCURRENCY)
 
 LIST_PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.MONTHLY})
 SPOT_PRICINGS = frozenset({Pricing.SPOT})
@@ -93,51 +102,74 @@ class AliyunCollector(Collector):
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         calls = _Calls(http, resolve_credentials(self.settings), asyncio.Semaphore(CONCURRENCY))
         regions = self.regions()
-        fetched = Fetched([])
-        for family in A100_FAMILIES:
-            params = [("InstanceTypeFamily", family), ("MaxResults", PAGE_SIZE)]
-            fetched.responses += await api.call_pages(
-                http, calls.credentials, regions[0], "DescribeInstanceTypes", params, f"types:{family}"
+        params = [("MinimumGPUAmount", "1"), ("MaxResults", PAGE_SIZE)]
+        fetched = Fetched(
+            await api.call_pages(http, calls.credentials, regions[0], "DescribeInstanceTypes", params, "types:gpu")
+        )
+        catalogue = responses.instance_types(fetched.responses)
+        if not catalogue.types:
+            raise ParseError(
+                "DescribeInstanceTypes described no GPU instance type the card table knows"
+                + (f" ({'; '.join(catalogue.notes())})" if catalogue.skipped else "")
             )
-        types = responses.instance_types(fetched.responses)
-        if not types:
-            raise ParseError("DescribeInstanceTypes described no instance type of " + " or ".join(A100_FAMILIES))
+        fetched.notes += catalogue.notes()
         pricings = [p for p in CHARGES if p in scope.pricings]
-        for found in await _all(self._region(calls, region, pricings, types, fetched.notes) for region in regions):
-            fetched.responses += found
+        stocks = await _all(self._stock(calls, region, pricings) for region in regions)
+        asks: list[tuple[str, list[tuple[str, str]], str]] = []
+        for region, answers in zip(regions, stocks, strict=True):
+            fetched.responses += answers
+            asks += self._price_asks(region, pricings, answers, catalogue, fetched.notes)
+        if len(asks) > MAX_PRICE_CALLS:
+            raise FetchError(
+                f"Alibaba Cloud: {len(asks)} DescribePrice calls needed for {len(regions)} regions, more than the "
+                f"{MAX_PRICE_CALLS} one run may make; list fewer regions in GPUPRICE_ALIYUN_REGIONS"
+            )
+        fetched.responses += await _all(calls.one(region, "DescribePrice", p, label) for region, p, label in asks)
+        fetched.notes = list(dict.fromkeys(fetched.notes))  # a type undescribed in two charge types: one note
         return fetched
 
-    async def _region(
-        self, calls: _Calls, region: str, pricings: list[Pricing], types: dict[str, InstanceType], notes: list[str]
-    ) -> list[RawResponse]:
+    async def _stock(self, calls: _Calls, region: str, pricings: list[Pricing]) -> list[RawResponse]:
         base = [("RegionId", region), ("DestinationResource", "InstanceType")]
-        stocks = await _all(
+        return await _all(
             calls.one(region, "DescribeAvailableResource", base + CHARGES[p][1], f"stock:{region}:{CHARGES[p][0]}")
             for p in pricings
         )
-        asks: list[tuple[list[tuple[str, str]], str]] = []
+
+    def _price_asks(
+        self,
+        region: str,
+        pricings: list[Pricing],
+        stocks: list[RawResponse],
+        catalogue: Catalogue,
+        notes: list[str],
+    ) -> list[tuple[str, list[tuple[str, str]], str]]:
+        """(region, DescribePrice parameters, label) for every whole-card GPU type the region lists."""
+        asks: list[tuple[str, list[tuple[str, str]], str]] = []
         none_for: list[str] = []
         for pricing, raw in zip(pricings, stocks, strict=True):
             listed = responses.stock(raw)
-            a100 = sorted(sku for sku in listed if _family(sku) in A100_FAMILIES)
-            if not a100:
+            gpu = sorted(sku for sku in listed if sku in catalogue.types)
+            undescribed = sorted(
+                s for s in listed if GPU_FAMILY.match(s) and s not in catalogue.types | catalogue.skipped
+            )
+            notes += [
+                f"{region}: {sku} is listed for sale but DescribeInstanceTypes does not describe it"
+                for sku in undescribed
+            ]
+            if not gpu:
                 none_for.append(CHARGES[pricing][0])
-            for sku in a100:
-                if sku not in types:
-                    notes.append(f"{region}: {sku} is listed for sale but DescribeInstanceTypes does not describe it")
-                    continue
+            for sku in gpu:
                 head = [("RegionId", region), ("ResourceType", "instance"), ("InstanceType", sku)]
-                if pricing is Pricing.SPOT:  # spot prices differ by zone
-                    for zone in sorted({z.zone for z in listed[sku]}):
+                if pricing is Pricing.SPOT:  # spot prices differ by zone: each zone with stock, else one
+                    zones = sorted({z.zone for z in listed[sku] if z.in_stock}) or [min(z.zone for z in listed[sku])]
+                    for zone in zones:
                         label = f"price:{region}:{pricing.value}:{sku}:{zone}"
-                        asks.append((head + PRICE_PARAMS[pricing] + [("ZoneId", zone)], label))
+                        asks.append((region, head + PRICE_PARAMS[pricing] + [("ZoneId", zone)], label))
                 else:
-                    label = f"price:{region}:{pricing.value}:{sku}"
-                    asks.append((head + PRICE_PARAMS[pricing], label))
+                    asks.append((region, head + PRICE_PARAMS[pricing], f"price:{region}:{pricing.value}:{sku}"))
         if none_for:
-            notes.append(f"{region}: DescribeAvailableResource lists no A100 instance type ({', '.join(none_for)})")
-        prices = await _all(calls.one(region, "DescribePrice", params, label) for params, label in asks)
-        return [*stocks, *prices]
+            notes.append(f"{region}: DescribeAvailableResource lists no GPU instance type ({', '.join(none_for)})")
+        return asks
 
     def parse(self, fetched: Fetched) -> list[Quote]:
         type_pages: list[RawResponse] = []
@@ -153,7 +185,7 @@ class AliyunCollector(Collector):
                 prices.append((rest, raw))
             else:
                 raise ParseError(f"{raw.url}: unexpected response label {raw.label!r}")
-        types = responses.instance_types(type_pages)
+        types = responses.instance_types(type_pages).types
         quotes: list[Quote] = []
         spot: dict[tuple[str, str], list[tuple[str, Price, RawResponse]]] = {}
         for rest, raw in prices:
@@ -231,8 +263,3 @@ class AliyunCollector(Collector):
             tax_included=True if figures.currency == "CNY" else None,  # mainland list prices include VAT
             notes="; ".join(notes),
         )
-
-
-def _family(sku: str) -> str:
-    """`ecs.gn7e-c16g1.4xlarge` -> `ecs.gn7e`."""
-    return sku.split("-", 1)[0]

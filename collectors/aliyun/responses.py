@@ -18,19 +18,15 @@ Shapes (field names as in Alibaba Cloud's API reference and its SDK models, `ali
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.aliyun.api import json_object
+from collectors.aliyun.instance_types import Skipped, card_of
 from collectors.base import RawResponse
 from collectors.errors import ParseError
-from pricedb.card_names import UnknownGpu, identify
-from pricedb.cards import nearest_known_size
+from pricedb.card_names import GpuSpec
 from pricedb.shapes import host_fields
-
-# The A100 instance families (GPU compute-optimized, 8-GPU HGX boards with NVLink/NVSwitch):
-# ecs.gn7 = A100 40GB SXM4, ecs.gn7e = A100 80GB SXM4. Memory and count come from the answer.
-A100_FAMILIES: dict[str, tuple[str, str]] = {"ecs.gn7": ("SXM4", "NVLink"), "ecs.gn7e": ("SXM4", "NVLink")}
 
 IN_STOCK = frozenset({"WithStock", "ClosedWithStock", "Available"})
 OUT_OF_STOCK = frozenset({"WithoutStock", "ClosedWithoutStock", "SoldOut"})
@@ -40,19 +36,31 @@ OUT_OF_STOCK = frozenset({"WithoutStock", "ClosedWithoutStock", "SoldOut"})
 class InstanceType:
     sku: str
     family: str
-    gpu_spec: str
+    spec: GpuSpec  # the whole card (collectors.aliyun.instance_types)
     gpu_count: int
-    gpu_memory_gb: float
     vcpus: int | None
     memory_gib: float | None
 
     def quote_fields(self) -> dict[str, object]:
-        spec = identify(self.gpu_spec, self.gpu_memory_gb)
-        form_factor, interconnect = A100_FAMILIES[self.family]
-        fields = spec.quote_fields()
-        fields["form_factor"] = spec.form_factor or form_factor
-        fields["interconnect"] = spec.interconnect or interconnect
-        return {**fields, "gpu_count": self.gpu_count, **host_fields(self.vcpus, self.memory_gib)}
+        return {**self.spec.quote_fields(), "gpu_count": self.gpu_count, **host_fields(self.vcpus, self.memory_gib)}
+
+
+@dataclass
+class Catalogue:
+    """What DescribeInstanceTypes described: the whole-card types to price, and the GPU types not
+    collected with why (vGPU slices, cards the table does not know)."""
+
+    types: dict[str, InstanceType] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # sku -> why
+
+    def notes(self) -> list[str]:
+        """One note per reason, naming its types: "unknown GPU, not collected: … (2 types: a, b)"."""
+        by_why: dict[str, list[str]] = {}
+        for sku, why in sorted(self.skipped.items()):
+            by_why.setdefault(why, []).append(sku)
+        return [
+            f"{why} ({len(skus)} type{'s' if len(skus) > 1 else ''}: {', '.join(skus)})" for why, skus in by_why.items()
+        ]
 
 
 @dataclass(frozen=True)
@@ -104,44 +112,39 @@ def _number(value: Any, what: str, url: str) -> float:
 
 
 # ----- DescribeInstanceTypes -------------------------------------------------------------------
-def instance_types(pages: list[RawResponse]) -> dict[str, InstanceType]:
-    """The A100 instance types described in every page, by InstanceTypeId."""
-    found: dict[str, InstanceType] = {}
+def instance_types(pages: list[RawResponse]) -> Catalogue:
+    """The GPU instance types described in every page (GPUAmount ≥ 1), by InstanceTypeId."""
+    found = Catalogue()
     for raw in pages:
         items = _list(_get(json_object(raw), "InstanceTypes", "InstanceType", url=raw.url), "InstanceType", raw.url)
         for item in items:
-            family = item.get("InstanceTypeFamily") if isinstance(item, dict) else None
-            if family in A100_FAMILIES:
-                spec = _instance_type(item, family, raw.url)
-                found[spec.sku] = spec
+            if not isinstance(item, dict) or item.get("GPUAmount") == 0:
+                continue  # a CPU type (the request asks for GPU types; a mirror may answer more)
+            _instance_type(item, raw.url, found)
     return found
 
 
-def _instance_type(item: dict[str, Any], family: str, url: str) -> InstanceType:
-    sku = item.get("InstanceTypeId")
-    if not isinstance(sku, str) or not sku:
-        raise ParseError(f"{url}: an {family} instance type without InstanceTypeId")
+def _instance_type(item: dict[str, Any], url: str, found: Catalogue) -> None:
+    sku, family = item.get("InstanceTypeId"), item.get("InstanceTypeFamily")
+    if not isinstance(sku, str) or not sku or not isinstance(family, str):
+        raise ParseError(f"{url}: a GPU instance type without InstanceTypeId or InstanceTypeFamily")
     count = _number(item.get("GPUAmount"), f"{sku} GPUAmount", url)
     reported = _number(item.get("GPUMemorySize"), f"{sku} GPUMemorySize", url)
     gpu_spec = item.get("GPUSpec")
     if count < 1 or count != int(count):
         raise ParseError(f"{url}: {sku} has GPUAmount {count:g}")
-    if not isinstance(gpu_spec, str):
+    if not isinstance(gpu_spec, str) or not gpu_spec.strip():
         raise ParseError(f"{url}: {sku} has no GPUSpec")
-    try:
-        model = identify(gpu_spec, reported).model
-    except UnknownGpu as exc:
-        raise ParseError(f"{url}: {sku} GPUSpec {gpu_spec!r} is not a GPU this collector knows") from exc
-    if model != "A100":  # an A100 family whose type says another card: the source contradicts itself
-        raise ParseError(f"{url}: {sku} GPUSpec {gpu_spec!r} is not a GPU this collector knows in {family}")
-    memory = nearest_known_size(model, reported) or reported
+    card = card_of(sku, family, gpu_spec, reported)
+    if isinstance(card, Skipped):
+        found.skipped[sku] = card.why
+        return
     vcpus, memory_gib = item.get("CpuCoreCount"), item.get("MemorySize")
-    return InstanceType(
+    found.types[sku] = InstanceType(
         sku=sku,
         family=family,
-        gpu_spec=gpu_spec,
+        spec=card.spec,
         gpu_count=int(count),
-        gpu_memory_gb=memory,
         vcpus=vcpus if isinstance(vcpus, int) else None,
         memory_gib=float(memory_gib) if isinstance(memory_gib, int | float) else None,
     )

@@ -1,4 +1,6 @@
-"""The AWS collector: A100 instances p4d.24xlarge (8 x A100 40GB) and p4de.24xlarge (8 x A100 80GB).
+"""The AWS collector: every EC2 GPU instance type whose GPUs collectors.aws.instance_types knows
+(p6-b200 B200, p5 H100, p5e/p5en H200, p4d/p4de A100, p3/p3dn V100, g7e RTX PRO 6000, g6e L40S,
+g6/gr6 L4, g5 A10G, g5g T4G, g4dn T4, g4ad Radeon Pro V520, g3 M60, p2 K80).
 
 - scope `list` (daily): on-demand and standard No Upfront reserved 1yr/3yr from the Price List bulk
   file of each region, https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv
@@ -10,27 +12,31 @@
 
 Quirks (details in those modules): the 5-line preamble before the CSV header; Capacity Reservation rows
 (Unused/Allocated) beside the Used ones; Capacity Blocks for ML listed as OnDemand terms with
-MarketOption CapacityBlock; AWS's API misreports p4de's GPU memory (the GPU table has it as 80GB).
-Without credentials spot is reported as not covered and the list prices are still collected.
+MarketOption CapacityBlock; AWS's API misreports p4de's GPU memory (the family table has it as 80GB);
+fractional sizes (g6f, gr6f: a share of one L4) stored as slices; unknown GPU families counted
+per instance type, not stored, and listed in the run's notes. Without credentials spot is reported
+as not covered and the list prices are still collected.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import ClassVar
 
 from collectors.aws import bulk, spot, zones
-from collectors.aws.common import A100_INSTANCE_TYPES, PROVIDER
-from collectors.base import Collector, Fetched, RawResponse, Scope
+from collectors.aws.common import PROVIDER
+from collectors.aws.instance_types import GPU_TYPES
+from collectors.base import Collector, Fetched, RawResponse, Scope, unknown_gpus
 from collectors.errors import CollectorError, FetchError, MissingCredentials, ParseError
 from collectors.http import Http
 from pricedb.models import Pricing, Quote
 
-# Regions that sell both p4d.24xlarge and p4de.24xlarge, spread over the three continents users
-# rent from: us-east-1 (N. Virginia, AWS's largest and usually cheapest region), us-west-2
-# (Oregon, the other large US GPU region), eu-central-1 (Frankfurt) and ap-northeast-1 (Tokyo), the
-# nearest p4de region to mainland China. Each costs one bulk file (hundreds of MB) a day and one spot
-# call an hour; widen with GPUPRICE_AWS_REGIONS=us-east-1,us-east-2,… as needed.
+# Regions that sell both p4d.24xlarge and p4de.24xlarge (and most other GPU families), spread over
+# the three continents users rent from: us-east-1 (N. Virginia, AWS's largest and usually cheapest
+# region), us-west-2 (Oregon, the other large US GPU region), eu-central-1 (Frankfurt) and
+# ap-northeast-1 (Tokyo), the nearest p4de region to mainland China. Each costs one bulk file
+# (hundreds of MB) a day and one spot call an hour; widen with GPUPRICE_AWS_REGIONS=us-east-1,us-east-2,… as needed.
 DEFAULT_REGIONS = ("us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1")
 
 LIST_PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y})
@@ -61,7 +67,7 @@ class AwsCollector(Collector):
             if scope.pricings & LIST_PRICINGS:
                 for region in self.regions():
                     raw = await http.download(
-                        bulk.price_list_url(region), label=f"list:{region}", keep_line=bulk.KeepA100Lines()
+                        bulk.price_list_url(region), label=f"list:{region}", keep_line=bulk.KeepGpuLines()
                     )
                     fetched.responses.append(raw)
                 await self._fetch_zones(http, fetched)
@@ -84,7 +90,7 @@ class AwsCollector(Collector):
             return
         for region in self.regions():
             try:
-                fetched.zones[region] = await zones.fetch_region(http, region, credentials, A100_INSTANCE_TYPES)
+                fetched.zones[region] = await zones.fetch_region(http, region, credentials, GPU_TYPES)
             except CollectorError as exc:
                 fetched.notes.append(f"availability zones for {region} not collected: {exc}")
 
@@ -122,15 +128,21 @@ class AwsCollector(Collector):
             fetched.notes.extend(f"spot prices for {region} not collected: {exc}" for region, exc in failures)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
+        return self.parse_report(fetched)[0]
+
+    def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
+        """The quotes, and each GPU instance type whose card is unknown, with how many region files
+        and spot pages listed it (for the run's notes)."""
         quotes: list[Quote] = []
         spot_pages: list[RawResponse] = []
+        skipped: Counter[str] = Counter()  # "instance type: why its GPUs are unknown" → times met
         for raw in fetched.responses:
             kind, _, rest = raw.label.partition(":")
             if kind == "list":
-                quotes.extend(bulk.parse_price_list(raw, self.quote, region=rest or None))
+                quotes.extend(bulk.parse_price_list(raw, self.quote, region=rest or None, skipped=skipped))
             elif kind == "spot":
                 spot_pages.append(raw)
             else:
                 raise ParseError(f"{raw.url}: unexpected response label {raw.label!r}")
-        quotes.extend(spot.parse_spot(spot_pages, self.quote))
-        return quotes
+        quotes.extend(spot.parse_spot(spot_pages, self.quote, skipped=skipped))
+        return quotes, unknown_gpus(skipped)

@@ -2,9 +2,12 @@
 
 Source: the EC2 Query API, `POST https://ec2.{region}.amazonaws.com/` with a form body
 `Action=DescribeSpotPriceHistory&Version=2016-11-15&Filter.1.Name=availability-zone&
-Filter.1.Value.1={region}*&InstanceType.1=p4d.24xlarge&InstanceType.2=p4de.24xlarge&
+Filter.1.Value.1={region}*&InstanceType.1=g4dn.12xlarge&…&InstanceType.N=…&MaxResults=1000&
 ProductDescription.1=Linux/UNIX[&NextToken=…]&StartTime={now}`. With StartTime = now, EC2 returns,
-for each zone, the price in force at that moment. The answer is XML
+for each zone, the price in force at that moment. The instance types asked for are every whole-GPU
+type of collectors.aws.instance_types (about 70), in batches of `BATCH` per request so no request
+grows without bound; each batch is paged on its own (`MaxResults` 1000, the API's largest page, so
+one page usually holds a batch's every zone). The answer is XML
 (`DescribeSpotPriceHistoryResponse/spotPriceHistorySet/item{instanceType, productDescription,
 spotPrice, timestamp, availabilityZone[, availabilityZoneId]}` in namespace
 `http://ec2.amazonaws.com/doc/2016-11-15/`), paged with `nextToken` (empty on the last page).
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from urllib.parse import urlencode
@@ -45,7 +49,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
 from botocore.exceptions import BotoCoreError, ProfileNotFound
 
-from collectors.aws.common import A100_INSTANCE_TYPES, instance_quote
+from collectors.aws.common import instance_quote
+from collectors.aws.instance_types import WHOLE_GPU_TYPES, InstanceGpus, NotStored, gpus_of
 from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http, Signer
@@ -57,7 +62,9 @@ EC2_ENDPOINT = "https://ec2.{region}.amazonaws.com/"
 API_VERSION = "2016-11-15"
 PRODUCT_DESCRIPTION = "Linux/UNIX"
 FORM_CONTENT_TYPE = "application/x-www-form-urlencoded; charset=utf-8"
-MAX_PAGES = 50
+MAX_PAGES = 50  # per batch
+BATCH = 100  # instance types per request: the whole table (~70) in one today, more split
+PAGE_SIZE = 1000  # MaxResults: the largest the API allows
 NO_CREDENTIALS = "no AWS credentials found (environment, ~/.aws profile or role)"
 # Offline only: replayed answers do not check signatures, but the request is signed all the same.
 OFFLINE_CREDENTIALS = ReadOnlyCredentials("AKIAGPUPRICEOFFLINE0", "offline-replay-placeholder-secret", None)
@@ -118,14 +125,24 @@ def signer(credentials: ReadOnlyCredentials, region: str) -> Signer:
 
 
 # ----- fetch -----------------------------------------------------------------------------------
-def request_body(region: str, start_time: datetime, next_token: str | None = None) -> str:
+def batches(instance_types: tuple[str, ...] = WHOLE_GPU_TYPES, size: int | None = None) -> list[tuple[str, ...]]:
+    """The instance types asked for, `size` (default `BATCH`) per request, in a fixed order."""
+    size = size or BATCH
+    ordered = tuple(sorted(instance_types))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+def request_body(
+    region: str, start_time: datetime, instance_types: tuple[str, ...], next_token: str | None = None
+) -> str:
     params = [
         ("Action", "DescribeSpotPriceHistory"),
         ("Version", API_VERSION),
         ("Filter.1.Name", "availability-zone"),
         ("Filter.1.Value.1", f"{region}*"),
     ]
-    params += [(f"InstanceType.{n}", t) for n, t in enumerate(sorted(A100_INSTANCE_TYPES), start=1)]
+    params += [(f"InstanceType.{n}", t) for n, t in enumerate(instance_types, start=1)]
+    params.append(("MaxResults", str(PAGE_SIZE)))
     params.append(("ProductDescription.1", PRODUCT_DESCRIPTION))
     if next_token:
         params.append(("NextToken", next_token))
@@ -142,39 +159,51 @@ def ec2_error(text: str) -> tuple[str, str] | None:
     return html.unescape(code.group(1)), html.unescape(message.group(1)) if message else ""
 
 
-async def fetch_region(http: Http, region: str, credentials: ReadOnlyCredentials) -> list[RawResponse]:
-    """Every page of one region's answer, following `nextToken`."""
+async def fetch_region(
+    http: Http, region: str, credentials: ReadOnlyCredentials, instance_types: tuple[str, ...] = WHOLE_GPU_TYPES
+) -> list[RawResponse]:
+    """Every page of one region's answers: each batch of instance types, following `nextToken`."""
     url, start_time = endpoint(region), clock.now()
     pages: list[RawResponse] = []
-    token: str | None = None
-    seen: set[str] = set()
-    for number in range(1, MAX_PAGES + 1):
-        body = request_body(region, start_time, token).encode()
-        try:
-            raw = await http.fetch(
-                "POST",
-                url,
-                label=f"spot:{region}:{number}",
-                sign=signer(credentials, region),
-                content=body,
-                headers={"Content-Type": FORM_CONTENT_TYPE},
-            )
-        except FetchError as exc:
-            error = ec2_error(exc.body or str(exc))
-            if error is None:
-                raise
-            raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}") from exc
-        error = ec2_error(raw.body.decode("utf-8", "replace"))
-        if error is not None:
-            raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}")
-        pages.append(raw)
-        token = next_token(raw)
-        if not token:
-            return pages
-        if token in seen:
-            raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: nextToken repeats; giving up")
-        seen.add(token)
-    raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: more than {MAX_PAGES} pages")
+    for batch in batches(instance_types):
+        token: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            body = request_body(region, start_time, batch, token).encode()
+            raw = await _post(http, url, region, f"spot:{region}:{len(pages) + 1}", body, credentials)
+            pages.append(raw)
+            token = next_token(raw)
+            if not token:
+                break
+            if token in seen:
+                raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: nextToken repeats; giving up")
+            seen.add(token)
+        else:
+            raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: more than {MAX_PAGES} pages")
+    return pages
+
+
+async def _post(
+    http: Http, url: str, region: str, label: str, body: bytes, credentials: ReadOnlyCredentials
+) -> RawResponse:
+    try:
+        raw = await http.fetch(
+            "POST",
+            url,
+            label=label,
+            sign=signer(credentials, region),
+            content=body,
+            headers={"Content-Type": FORM_CONTENT_TYPE},
+        )
+    except FetchError as exc:
+        error = ec2_error(exc.body or str(exc))
+        if error is None:
+            raise
+        raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}") from exc
+    error = ec2_error(raw.body.decode("utf-8", "replace"))
+    if error is not None:
+        raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}")
+    return raw
 
 
 def item_count(raw: RawResponse) -> int:
@@ -191,15 +220,24 @@ def next_token(raw: RawResponse) -> str | None:
 
 
 # ----- parse -----------------------------------------------------------------------------------
-def parse_spot(raws: Iterable[RawResponse], quote: QuoteMaker) -> list[Quote]:
-    """Cheapest zone per region and instance type, from every page of every region."""
+def parse_spot(raws: Iterable[RawResponse], quote: QuoteMaker, skipped: Counter[str] | None = None) -> list[Quote]:
+    """Cheapest zone per region and instance type, from every page of every region. Instance types
+    whose GPUs cannot be stored (collectors.aws.instance_types.NotStored) are counted in `skipped`."""
     # (region, instance type, zone) -> (timestamp, price, zone id, page)
     latest: dict[tuple[str, str, str], tuple[datetime, float, str | None, RawResponse]] = {}
+    gpus: dict[str, InstanceGpus | NotStored] = {}
     for raw in raws:
         region = region_of(raw)
         for item in _items(raw):
             sku, zone = item.get("instanceType", ""), item.get("availabilityZone") or item.get("availabilityZoneId")
-            if sku not in A100_INSTANCE_TYPES or item.get("productDescription") != PRODUCT_DESCRIPTION:
+            if item.get("productDescription") != PRODUCT_DESCRIPTION:
+                continue
+            if sku not in gpus:
+                try:
+                    gpus[sku] = gpus_of(sku)
+                except NotStored as why:
+                    gpus[sku] = why
+            if isinstance(gpus[sku], NotStored):
                 continue
             if not zone:
                 raise ParseError(f"{raw.url}: a {sku} spot price without its availability zone")
@@ -216,6 +254,8 @@ def parse_spot(raws: Iterable[RawResponse], quote: QuoteMaker) -> list[Quote]:
         best = cheapest.get((region, sku))
         if best is None or (price, zone) < (best[0], best[1]):
             cheapest[(region, sku)] = (price, zone, zone_id, raw)
+    if skipped is not None:
+        skipped.update(str(why) for why in gpus.values() if isinstance(why, NotStored))
     quotes = []
     for (region, sku), (price, zone, zone_id, raw) in sorted(cheapest.items()):
         where = f"{zone} ({zone_id})" if zone_id and zone_id != zone else zone
@@ -227,6 +267,7 @@ def parse_spot(raws: Iterable[RawResponse], quote: QuoteMaker) -> list[Quote]:
                 raw,
                 region=region,
                 sku=sku,
+                gpus=gpus[sku],  # type: ignore[arg-type]  # NotStored ones never reach `latest`
                 pricing=Pricing.SPOT,
                 price=price,
                 source_url=source_url(region),

@@ -1,22 +1,32 @@
 """`AzureCollector`: the Retail Prices API walked once over every region (or once per listed
 region), its rows classified (collectors.azure.rows) and kept one per offer: the latest.
 
-Source: https://prices.azure.com/api/retail/prices with an A100 `$filter` (collectors.azure.query;
-the package docstring has the details)."""
+Source: https://prices.azure.com/api/retail/prices with an N-series `$filter` (collectors.azure.query;
+the package docstring has the details); the GPUs of each size from collectors.azure.sizes."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
 from collectors.azure.query import PRICES_URL, first_page_url, odata_filter, walk
-from collectors.azure.rows import GPU_COUNT, SKIP_FIVE_YEAR, classify, items_of, num, parse_when, region_of, sku_of
-from collectors.base import Collector, Fetched, RawResponse, Scope
+from collectors.azure.rows import (
+    SKIP_FIVE_YEAR,
+    SKIP_UNKNOWN_SKU,
+    classify,
+    items_of,
+    num,
+    parse_when,
+    region_of,
+    sku_of,
+)
+from collectors.azure.sizes import SIZES
+from collectors.base import Collector, Fetched, RawResponse, Scope, unknown_gpus
 from collectors.errors import ParseError
 from collectors.http import Http
-from pricedb.card_names import identify
 from pricedb.models import Pricing, Quote, Unit
 from pricedb.redact import get_logger
 
@@ -30,6 +40,22 @@ class _Row:
     start: datetime
 
 
+@dataclass
+class _Read:
+    chosen: dict[tuple[str, str, Pricing], list[_Row]] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)  # row-level reasons (SKIP_*)
+    not_stored: Counter[str] = field(default_factory=Counter)  # "size: why" for sizes of unknown GPUs
+    five_year: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    def skip(self, verdict: str, item: Mapping[str, Any]) -> None:
+        self.skipped[verdict] += 1
+        sku = sku_of(item)
+        if verdict == SKIP_FIVE_YEAR:
+            self.five_year[(sku, region_of(item))] = float(item["retailPrice"])
+        elif verdict == SKIP_UNKNOWN_SKU:
+            self.not_stored[f"{sku}: {SKIP_UNKNOWN_SKU}"] += 1
+
+
 class AzureCollector(Collector):
     name = "azure"
     title = "Microsoft Azure"
@@ -38,7 +64,7 @@ class AzureCollector(Collector):
     scopes = (Scope("all", pricings, 24 * 60),)
     billing_increment_s: ClassVar[int] = 1
     billing_minimum_s: ClassVar[int] = 0
-    deadline_s: ClassVar[float] = 600.0  # every region's A100 meters, page by page
+    deadline_s: ClassVar[float] = 600.0  # every region's N-series meters, page by page
 
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         regions = self.settings.regions_for(self.name, [])  # none: one walk over every region
@@ -50,33 +76,39 @@ class AzureCollector(Collector):
         return Fetched(responses, notes=notes)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
+        return self.parse_report(fetched)[0]
+
+    def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
+        """The quotes, and each N-series size whose GPUs are unknown with its row count (run notes)."""
+        read = self.read_rows(fetched)
+        quotes = [
+            self._quote(sku, region, pricing, rows, read.five_year.get((sku, region)))
+            for (sku, region, pricing), rows in sorted(read.chosen.items())
+        ]
+        return quotes, unknown_gpus(read.not_stored)
+
+    def read_rows(self, fetched: Fetched) -> _Read:
+        """Every row classified: the rows of each offer, the reasons others were left out, and the
+        sizes whose GPUs are unknown with their row counts."""
         pages = [(raw, items_of(raw)) for raw in fetched.responses]
         total = sum(len(items) for _, items in pages)
         if total == 0:
             raise ParseError(f"no price rows on any of the {len(pages)} page(s) read: the filter matched nothing")
-        chosen: dict[tuple[str, str, Pricing], list[_Row]] = {}
-        skipped: dict[str, int] = {}
-        five_year: dict[tuple[str, str], float] = {}
+        read = _Read()
         for raw, items in pages:
             for number, item in enumerate(items, 1):
                 where = f"{raw.url} item {number}"
                 verdict = classify(item, raw.fetched_at, where)
                 if not isinstance(verdict, Pricing):  # Pricing is a StrEnum: test for it, not for str
-                    skipped[verdict] = skipped.get(verdict, 0) + 1
-                    if verdict == SKIP_FIVE_YEAR:
-                        five_year[(sku_of(item), region_of(item))] = float(item["retailPrice"])
+                    read.skip(verdict, item)
                     continue
                 start = parse_when(item["effectiveStartDate"], "effectiveStartDate", where)
-                chosen.setdefault((sku_of(item), region_of(item), verdict), []).append(_Row(item, raw, start))
-        if not chosen:
-            reasons = "; ".join(f"{count} × {reason}" for reason, count in sorted(skipped.items()))
-            raise ParseError(f"{total} rows read but none is a Linux A100 offer ({reasons})")
-        log.debug("azure: %d rows, %d offers, skipped %s", total, len(chosen), skipped)
-        quotes = [
-            self._quote(sku, region, pricing, rows, five_year.get((sku, region)))
-            for (sku, region, pricing), rows in sorted(chosen.items())
-        ]
-        return quotes
+                read.chosen.setdefault((sku_of(item), region_of(item), verdict), []).append(_Row(item, raw, start))
+        if not read.chosen:
+            reasons = "; ".join(f"{count} × {reason}" for reason, count in sorted(read.skipped.items()))
+            raise ParseError(f"{total} rows read but none is a Linux GPU offer ({reasons})")
+        log.debug("azure: %d rows, %d offers, skipped %s", total, len(read.chosen), dict(read.skipped))
+        return read
 
     def _quote(self, sku: str, region: str, pricing: Pricing, rows: list[_Row], five_year: float | None) -> Quote:
         rows = sorted(rows, key=lambda r: r.start, reverse=True)
@@ -98,14 +130,16 @@ class AzureCollector(Collector):
             notes.append(f"price for the whole {years}-year term (the API labels it '1 Hour')")
             if pricing is Pricing.RESERVED_3Y and five_year is not None:
                 notes.append(f"a 5-year reservation is also published ({num(five_year)} per term), not collected")
-        spec = identify(sku)
+        size = SIZES[sku]
         return self.quote(
             kept.raw,
             f"{sku} {region} {pricing.value}",
             region=region,
             sku=sku,
-            **spec.quote_fields(),
-            gpu_count=GPU_COUNT[sku],
+            **size.spec.quote_fields(),
+            gpu_count=size.gpus,
+            vcpus=size.vcpus,
+            memory_gib=size.memory_gib,
             pricing=pricing,
             price=float(item["retailPrice"]),
             currency=str(item["currencyCode"]),

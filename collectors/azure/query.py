@@ -1,4 +1,4 @@
-"""Asking the Azure Retail Prices API: the A100 `$filter`, the first URL, and the NextPageLink walk
+"""Asking the Azure Retail Prices API: the N-series `$filter`, the first URL, and the NextPageLink walk
 with its loop guard and error-body handling."""
 
 from __future__ import annotations
@@ -8,23 +8,22 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
-from collectors.azure.rows import GPU_COUNT
 from collectors.base import RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
-MAX_PAGES = 100  # a filtered walk is about ten pages; a hundred means the paging has gone wrong
+MAX_PAGES = 500  # the N-series over every region is ~150 pages of 100; 500 means the paging has gone wrong
+SKU_PREFIX = "Standard_N"  # every GPU size is N-series: NC, ND, NG, NV (and NP, FPGAs, dropped when read)
 FULL_PAGE_SIZES = (100, 1000)  # the default version pages by 100 with a filter, preview by 1000
 
 
 def odata_filter(region: str | None = None) -> str:
-    """The `$filter` of one walk: the A100 SKUs, optionally in one region."""
-    skus = " or ".join(f"armSkuName eq '{sku}'" for sku in GPU_COUNT)
+    """The `$filter` of one walk: the N-series sizes, optionally in one region."""
     clauses = ["serviceName eq 'Virtual Machines'"]
     if region:
         clauses.append("armRegionName eq '{}'".format(region.replace("'", "''")))
-    clauses.append(f"({skus})")
+    clauses.append(f"startswith(armSkuName, '{SKU_PREFIX}')")
     return " and ".join(clauses)
 
 

@@ -1,4 +1,4 @@
-"""Reading Azure Retail Prices rows: which A100 SKUs are taken, and what each row means.
+"""Reading Azure Retail Prices rows: which GPU sizes are taken, and what each row means.
 
 `classify` decides, for one row, the pricing it stands for or the reason it is left out; the
 collector (collectors.azure) applies it to every row and builds the quotes.
@@ -6,28 +6,23 @@ collector (collectors.azure) applies it to every row and builds the quotes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from collectors.azure.sizes import NOT_GPUS, size_named
 from collectors.base import RawResponse
 from collectors.errors import ParseError
 from pricedb.models import Pricing
 
-# GPUs per VM: not in the price API (only in the authenticated Resource SKUs API).
-GPU_COUNT: dict[str, int] = {
-    "Standard_NC24ads_A100_v4": 1,  # A100 80GB PCIe
-    "Standard_NC48ads_A100_v4": 2,
-    "Standard_NC96ads_A100_v4": 4,
-    "Standard_ND96asr_v4": 8,  # A100 40GB SXM4
-    "Standard_ND96amsr_A100_v4": 8,  # A100 80GB SXM4
-}
-_CANONICAL_SKU = {sku.lower(): sku for sku in GPU_COUNT}
 RESERVATION_YEARS = {"1 Year": 1, "3 Years": 3}
 RESERVED = {1: Pricing.RESERVED_1Y, 3: Pricing.RESERVED_3Y}
 
 # Why a row is not collected (classify() returns one of these).
-SKIP_UNKNOWN_SKU = "not an A100 SKU in the GPU_COUNT table"
+SKIP_UNKNOWN_SKU = "an N-series size not in the size table (card unknown)"
+SKIP_NOT_GPU = "not a GPU size (NP series: FPGAs)"
+SKIP_PROMO = "a _Promo size (a discounted older series)"
 SKIP_WINDOWS = "Windows (licence included)"
 SKIP_CLOUD_SERVICES = "Cloud Services"
 SKIP_DEVTEST = "DevTestConsumption (Dev/Test subscriptions only)"
@@ -71,11 +66,19 @@ def _ends_with(item: Mapping[str, Any], suffix: str) -> bool:
     return any(str(item.get(f, "")).strip().lower().endswith(suffix) for f in ("skuName", "meterName"))
 
 
+_WINDOWS = re.compile(r"\bwin(dows)?\b", re.IGNORECASE)  # "… Series Windows", and "… Srs Win" too
+
+
 def classify(item: Mapping[str, Any], now: datetime | None = None, where: str = "row") -> Pricing | str:
     """The pricing a row stands for, or the reason (a SKIP_* string) it is not collected.
     Raises ParseError when a row of a known SKU lacks what is needed to read it."""
-    sku = require(item, "armSkuName", where)
-    if str(sku).lower() not in _CANONICAL_SKU:
+    sku = str(require(item, "armSkuName", where)).strip().lower()
+    if sku.endswith("_promo"):
+        return SKIP_PROMO
+    if sku.startswith(NOT_GPUS):
+        return SKIP_NOT_GPU
+    known = size_named(sku)
+    if known is None:
         return SKIP_UNKNOWN_SKU
     for name in _REQUIRED_FIELDS:
         require(item, name, where)
@@ -88,7 +91,7 @@ def classify(item: Mapping[str, Any], now: datetime | None = None, where: str = 
         return SKIP_DEVTEST
     if kind not in ("Consumption", "Reservation"):
         return SKIP_OTHER_TYPE
-    if "windows" in product.lower():
+    if _WINDOWS.search(product):
         return SKIP_WINDOWS
     if "cloud services" in product.lower():
         return SKIP_CLOUD_SERVICES
@@ -121,7 +124,8 @@ def num(value: Any) -> str:
 
 
 def sku_of(item: Mapping[str, Any]) -> str:
-    return _CANONICAL_SKU[str(item["armSkuName"]).lower()]
+    """The table's spelling of a row's `armSkuName` (the row's own where the table lacks it)."""
+    return size_named(str(item["armSkuName"])) or str(item["armSkuName"]).strip()
 
 
 def region_of(item: Mapping[str, Any]) -> str:

@@ -1,45 +1,119 @@
-"""`E2eCollector`: the public pricing page, its A100 plan rows (collectors.e2e.page) as one quote
-per plan and term.
+"""`E2eCollector`: E2E's GPU plans from its MyAccount plan API when its credentials are set
+(collectors.e2e.plans_api), else from the public pricing page (collectors.e2e.page); each plan's quotes
+made the same way from either (collectors.e2e.plans). The run's notes say which source was read.
 
-Source: https://www.e2enetworks.com/pricing (public HTML; the package docstring has the details)."""
+Sources: https://api.e2enetworks.com/myaccount/api/v1/images/ and https://www.e2enetworks.com/pricing
+(the package docstring has the details)."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from collectors.base import Collector, Fetched, RawResponse, Scope
-from collectors.e2e.page import TERM_DAYS, PlanRow, Price, Term, gpu_count_of, gpu_memory_of, gpu_tables, plan_rows
+from collectors.e2e.page import TERM_DAYS, PlanRow, Term, gpu_count_of, gpu_memory_of, gpu_tables, plan_rows
+from collectors.e2e.plans import PRICING_OF_DAYS, Plan, plan_quotes
+from collectors.e2e.plans_api import (
+    DEFAULT_LOCATIONS,
+    PLANS_LABEL,
+    PLANS_URL,
+    SETTINGS,
+    ApiKeys,
+    fetch_plans,
+    plan_items,
+    read_plan,
+)
 from collectors.errors import ParseError
 from collectors.http import Http
 from pricedb.card_names import UnknownGpu, identify
-from pricedb.models import Pricing, Quote, Unit
+from pricedb.cards import memory_sizes
+from pricedb.models import Pricing, Quote
 
 PRICING_URL = "https://www.e2enetworks.com/pricing"
-REGION = "india"
-GST_NOTE = "price excludes 18% GST, which E2E charges on top"
-PLACEHOLDER_NOTE = "fixture price (placeholder in a reconstructed page, not a published E2E figure)"
-_PRICING_OF_TERM = {Term.HOURLY: Pricing.ON_DEMAND, Term.DAYS_30: Pricing.MONTHLY, Term.DAYS_365: Pricing.RESERVED_1Y}
+PAGE_REGION = "india"  # the page does not price Delhi NCR and Mumbai apart
+PAGE_LABEL = "pricing page"
+FIXTURE_NOTE = "fixture price: test data replayed from fixtures/e2e (see its README), not an E2E quote"
 
 
 class E2eCollector(Collector):
     name: ClassVar[str] = "e2e"
     title: ClassVar[str] = "E2E Networks"
-    source_urls: ClassVar[tuple[str, ...]] = (PRICING_URL,)
-    pricings: ClassVar[frozenset[Pricing]] = frozenset(_PRICING_OF_TERM.values())
+    source_urls: ClassVar[tuple[str, ...]] = (PLANS_URL, PRICING_URL)
+    pricings: ClassVar[frozenset[Pricing]] = frozenset({Pricing.ON_DEMAND, *PRICING_OF_DAYS.values()})
     scopes: ClassVar[tuple[Scope, ...]] = (Scope("all", pricings, 24 * 60),)
     billing_increment_s: ClassVar[int] = 60  # per-minute billing of hourly plans
     billing_minimum_s: ClassVar[int] = 0
 
+    def api_keys(self) -> ApiKeys | list[str]:
+        """The MyAccount API credentials, or the names of the settings that are missing."""
+        values = (self.settings.e2e_api_key, self.settings.e2e_auth_token, self.settings.e2e_project_id)
+        missing = [name for name, v in zip(SETTINGS, values, strict=True) if v is None or not v.get_secret_value()]
+        if missing:
+            return missing
+        key, token, project = values
+        assert key is not None and token is not None and project is not None
+        return ApiKeys(key, token, project)
+
+    def locations(self) -> list[str]:
+        return self.settings.regions_for(self.name, list(DEFAULT_LOCATIONS))
+
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
-        return Fetched([await http.get(PRICING_URL, label="pricing page")])
+        keys = self.api_keys()
+        if isinstance(keys, ApiKeys):
+            fetched = Fetched([await fetch_plans(http, keys, location) for location in self.locations()])
+            fetched.notes.append(f"source: E2E's MyAccount plan API ({', '.join(self.locations())})")
+        else:
+            fetched = Fetched([await http.get(PRICING_URL, label=PAGE_LABEL)])
+            fetched.notes.append(f"source: E2E's public pricing page ({', '.join(keys)} not set for the plan API)")
+        fetched.notes += self.left_out(fetched)
+        return fetched
 
     def parse(self, fetched: Fetched) -> list[Quote]:
-        quotes: list[Quote] = []
-        for raw in fetched.responses:
-            quotes.extend(self._parse_page(raw))
-        return quotes
+        return self._read(fetched)[0]
 
-    def _parse_page(self, raw: RawResponse) -> list[Quote]:
+    def left_out(self, fetched: Fetched) -> list[str]:
+        """What `parse` leaves out and why, for the run's notes: unknown cards, Windows images, plans
+        without a price."""
+        return self._read(fetched)[1]
+
+    def _read(self, fetched: Fetched) -> tuple[list[Quote], list[str]]:
+        """(quotes, what was left out and why) of every answer, from either source."""
+        quotes: list[Quote] = []
+        left_out: list[str] = []
+        for raw in fetched.responses:
+            if raw.label.startswith(PLANS_LABEL):  # raw.url is plans_url(location): no credential in it
+                location = raw.label.removeprefix(PLANS_LABEL)
+                plans, skipped = self._api_plans(raw, location)
+                region = location.lower()
+            else:
+                plans, skipped = self._page_plans(raw)
+                region = PAGE_REGION
+            left_out += skipped
+            marks = [FIXTURE_NOTE] if self.settings.offline and raw.label.startswith(PLANS_LABEL) else []
+            for plan in plans:
+                quotes += plan_quotes(self.quote, raw, plan, region, marks)
+        return quotes, left_out
+
+    # ----- the plan API -------------------------------------------------------------------------
+    @staticmethod
+    def _api_plans(raw: RawResponse, location: str) -> tuple[list[Plan], list[str]]:
+        plans: dict[str, Plan] = {}
+        skipped: list[str] = []
+        for number, item in enumerate(plan_items(raw), 1):
+            plan = read_plan(item, f"{PLANS_URL} ({location}) plan {number}")
+            if isinstance(plan, str):
+                skipped.append(f"{plan} ({location})")
+            elif plan is not None:
+                plans.setdefault(plan.sku, plan)  # the same plan once per OS image: the first is kept
+        if not plans:
+            raise ParseError(
+                f"{PLANS_URL} ({location}): no GPU plan with a price among {len(plan_items(raw))} plans"
+                + (f" ({'; '.join(skipped)})" if skipped else "")
+            )
+        return list(plans.values()), sorted(set(skipped))
+
+    # ----- the public page ----------------------------------------------------------------------
+    @staticmethod
+    def _page_plans(raw: RawResponse) -> tuple[list[Plan], list[str]]:
         tables, seen = gpu_tables(raw.text())
         if not tables:
             shown = "; ".join(" | ".join(h) for h in seen[:5]) or "no <table> at all"
@@ -48,87 +122,36 @@ class E2eCollector(Collector):
                 f"hourly or 30/90/365-day price column; tables seen: {shown}); has the page changed?"
             )
         rows = [row for columns, table in tables for row in plan_rows(columns, table)]
-        a100 = [row for row in rows if "a100" in row.gpu_text.lower()]
-        if not a100:
-            gpus = ", ".join(sorted({row.gpu_text for row in rows})) or "none"
+        plans: dict[str, Plan] = {}
+        skipped: list[str] = []
+        for row in rows:
+            plan = _row_plan(raw, row)
+            if isinstance(plan, str):
+                skipped.append(plan)
+            elif row.prices:
+                plans.setdefault(plan.sku, plan)  # a plan shown in two tables: the first wins
+        if not plans:
             raise ParseError(
-                f"{raw.url}: no A100 row in the GPU price table (looked for 'A100' in the GPU column of "
-                f"{len(rows)} rows; GPUs listed: {gpus}); has the page changed?"
+                f"{raw.url}: no priced GPU plan in the GPU price table ({len(rows)} rows"
+                + (f"; {'; '.join(skipped)}" if skipped else "")
+                + "); has the page changed?"
             )
-        quotes: list[Quote] = []
-        seen_keys: set[tuple[str, Pricing]] = set()
-        for row in a100:
-            for quote in self._row_quotes(row, raw):
-                if (quote.sku, quote.pricing) not in seen_keys:  # a plan shown in two tables: the first wins
-                    seen_keys.add((quote.sku, quote.pricing))
-                    quotes.append(quote)
-        if not quotes:
-            raise ParseError(f"{raw.url}: {len(a100)} A100 rows found but none has a price that could be read")
-        return quotes
+        return list(plans.values()), skipped
 
-    def _row_quotes(self, row: PlanRow, raw: RawResponse) -> list[Quote]:
-        count = gpu_count_of(row.gpu_text)
-        memory = gpu_memory_of(row.gpu_text) or gpu_memory_of(row.gpu_memory_text)
-        if count is None or memory is None:
-            missing = "GPU count" if count is None else "GPU memory"
-            raise ParseError(f"{raw.url}: plan {row.sku!r}: cannot read the {missing} from {row.gpu_text!r}")
-        try:
-            spec = identify(row.gpu_text, memory)
-        except UnknownGpu as exc:
-            raise ParseError(f"{raw.url}: plan {row.sku!r}: {exc}") from exc
-        quotes = []
-        for term, pricing in _PRICING_OF_TERM.items():
-            price = row.prices.get(term)
-            if price is None:
-                continue
-            notes = self._notes(row, term, price)
-            unit, term_hours = self._unit(term, price)
-            quotes.append(
-                self.quote(
-                    raw,
-                    f"plan {row.sku!r} {pricing.value}",
-                    region=REGION,
-                    sku=row.sku,
-                    **spec.quote_fields(),
-                    gpu_count=count,
-                    pricing=pricing,
-                    price=price.amount,
-                    currency=price.currency,
-                    unit=unit,
-                    term_hours=term_hours,
-                    tax_included=False,
-                    notes="; ".join(notes),
-                    **row.shape,
-                )
-            )
-        return quotes
 
-    @staticmethod
-    def _unit(term: Term, price: Price) -> tuple[Unit, float | None]:
-        if price.per == "hour":
-            return Unit.HOUR, None
-        if price.per == "month":
-            return Unit.MONTH, None
-        return Unit.TERM, TERM_DAYS[term] * 24.0
-
-    @staticmethod
-    def _notes(row: PlanRow, term: Term, price: Price) -> list[str]:
-        notes = [GST_NOTE]
-        if term is Term.HOURLY:
-            notes.append("billed per minute")
-        else:
-            days = TERM_DAYS[term]
-            whole = " for the whole term" if price.per == "term" else ""
-            notes.append(f"{days}-day committed plan, charged upfront{whole} ({price.text})")
-        quarter = row.prices.get(Term.DAYS_90)
-        carrier = next((t for t in (Term.DAYS_30, Term.DAYS_365, Term.HOURLY) if t in row.prices), None)
-        if quarter is not None and term is carrier:
-            notes.append(
-                f"a 90-day committed plan is also published ({quarter.text}), not collected: "
-                "the contract has no 90-day pricing"
-            )
-        if row.host:
-            notes.append(row.host)
-        if price.placeholder:
-            notes.append(PLACEHOLDER_NOTE)
-        return notes
+def _row_plan(raw: RawResponse, row: PlanRow) -> Plan | str:
+    """The plan of one page row; a string when its card is not one the card table knows."""
+    count = gpu_count_of(row.gpu_text)
+    memory = gpu_memory_of(row.gpu_text) or gpu_memory_of(row.gpu_memory_text)
+    if count is None or memory is None:
+        missing = "GPU count" if count is None else "GPU memory"
+        raise ParseError(f"{raw.url}: plan {row.sku!r}: cannot read the {missing} from {row.gpu_text!r}")
+    try:
+        spec = identify(row.gpu_text, memory)
+    except UnknownGpu as exc:
+        return f"unknown GPU, not collected: plan {row.sku} ({exc})"
+    if spec.memory_gb not in memory_sizes(spec.model):
+        return f"unknown GPU, not collected: plan {row.sku} (a {spec.model} with {memory:g} GB is not a card sold)"
+    hourly = row.prices.get(Term.HOURLY)
+    committed = {TERM_DAYS[term]: price for term, price in row.prices.items() if term is not Term.HOURLY}
+    return Plan(row.sku, spec, count, hourly, committed, host=row.host, shape=row.shape)

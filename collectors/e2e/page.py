@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from collectors.e2e.plans import Price
 from collectors.errors import ParseError
 from pricedb.shapes import host_fields
 
@@ -61,15 +62,6 @@ _PER_HOUR = re.compile(r"/\s*(hr|hour|h)\b|per\s+hour", re.I)
 _PER_MONTH = re.compile(r"/\s*(mo|month)\b|per\s+month", re.I)
 _GPU_COUNT = re.compile(r"(\d+)\s*[x×]\s*|\s*[x×]\s*(\d+)\b", re.I)
 _GPU_MEMORY = re.compile(r"(\d+(?:\.\d+)?)\s*GB", re.I)
-
-
-@dataclass(frozen=True)
-class Price:
-    amount: float
-    currency: str
-    per: str  # "hour", "month" or "term" (the whole committed period)
-    text: str  # the cell as published
-    placeholder: bool = False  # the cell carries a "fixture price" comment
 
 
 @dataclass

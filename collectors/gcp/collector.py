@@ -1,20 +1,22 @@
-"""`GcpCollector`: the Cloud Billing Catalog walk (collectors.gcp.catalog), the A2 parts it prices
-(collectors.gcp.skus) and the machine types composed from them (collectors.gcp.machines) as quotes.
+"""`GcpCollector`: the Cloud Billing Catalog walk (collectors.gcp.catalog), the GPU-machine parts it
+prices (collectors.gcp.skus, the GPUs of collectors.gcp.gpus) and the machine types composed from
+them (collectors.gcp.machines) as quotes.
 
 Source: https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus (an API key; the package
 docstring has the details)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import ClassVar
 
-from collectors.base import Collector, Fetched, Scope
+from collectors.base import Collector, Fetched, Scope, unknown_gpus
 from collectors.errors import MissingCredentials, ParseError
 from collectors.gcp.catalog import KEY_SETTING, SKUS_URL, walk
+from collectors.gcp.gpus import BY_ID
 from collectors.gcp.machines import MACHINE_TYPES, Composition, build_table, compose
-from collectors.gcp.skus import Component, Part, classify, fetched_at, skus_of
+from collectors.gcp.skus import GPU, SKIP_UNKNOWN_GPU, Component, classify, fetched_at, skus_of
 from collectors.http import Http
-from pricedb.card_names import identify
 from pricedb.models import Pricing, Quote, Unit
 from pricedb.redact import get_logger
 
@@ -46,8 +48,13 @@ class GcpCollector(Collector):
         return Fetched(await walk(http, key))
 
     def parse(self, fetched: Fetched) -> list[Quote]:
+        return self.parse_report(fetched)[0]
+
+    def parse_report(self, fetched: Fetched) -> tuple[list[Quote], list[dict[str, str]]]:
+        """The quotes, and each GPU SKU naming a card the table does not know, with its count (run notes)."""
         components: list[Component] = []
-        skipped: dict[str, int] = {}
+        skipped: Counter[str] = Counter()
+        unknown: Counter[str] = Counter()
         total = 0
         for raw in fetched.responses:
             for sku in skus_of(raw):
@@ -55,11 +62,13 @@ class GcpCollector(Collector):
                 verdict = classify(sku, raw)
                 if isinstance(verdict, Component):
                     components.append(verdict)
-                else:
-                    skipped[verdict] = skipped.get(verdict, 0) + 1
-        if not any(c.part in (Part.GPU40, Part.GPU80) for c in components):
+                    continue
+                skipped[verdict] += 1
+                if verdict == SKIP_UNKNOWN_GPU:
+                    unknown[f"{sku.get('description')}: {SKIP_UNKNOWN_GPU}"] += 1
+        if not any(c.part.kind == GPU for c in components):
             reasons = "; ".join(f"{n} × {why}" for why, n in sorted(skipped.items()))
-            raise ParseError(f"no A100 GPU SKU among the {total} SKUs read ({reasons or 'no SKUs at all'})")
+            raise ParseError(f"no GPU SKU of a known accelerator among the {total} SKUs read ({reasons or 'no SKUs'})")
         wanted = set(self.settings.regions_for(self.name, [])) or None
         table, conflicts = build_table(components, wanted)
         if conflicts:
@@ -78,20 +87,22 @@ class GcpCollector(Collector):
                         missing[label] = missing.get(label, 0) + 1
         if not quotes:
             gaps = "; ".join(f"{why} ({n}×)" for why, n in sorted(missing.items()))
-            raise ParseError(f"A100 SKUs found, but no A2 machine type has all its parts priced anywhere: {gaps}")
+            raise ParseError(f"GPU SKUs found, but no machine type has all its parts priced anywhere: {gaps}")
         log.debug("gcp: %d SKUs, %d components, %d offers; skipped %s", total, len(components), len(quotes), skipped)
-        return quotes
+        return quotes, unknown_gpus(unknown)
 
     def _quote(self, c: Composition) -> Quote:
-        gpu = next(component for component, _ in c.components if component.part in (Part.GPU40, Part.GPU80))
+        gpu = next(component for component, _ in c.components if component.part.kind == GPU)
         years = TERM_YEARS.get(c.pricing)
         return self.quote(
             gpu.raw,
             f"{c.machine.name} {c.region} {c.pricing.value}",
             region=c.region,
             sku=c.machine.name,
-            **identify(c.machine.name).quote_fields(),
+            **BY_ID[c.machine.accelerator].spec.quote_fields(),
             gpu_count=c.machine.gpus,
+            vcpus=c.machine.vcpus,
+            memory_gib=c.machine.ram_gib,
             pricing=c.pricing,
             price=round(c.price, 9),
             currency=c.currency,

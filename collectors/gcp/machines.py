@@ -1,25 +1,32 @@
-"""A2 machine types and how their price is composed from SKU components.
+"""GPU machine types and how their price is composed from SKU components.
 
-Google does not price a VM: it prices its parts. An A2 machine's hourly price is
+Google does not price a VM: it prices its parts. A GPU machine's hourly price is
 
-    GPUs × GPU SKU + vCPUs × "A2 Instance Core" + GiB × "A2 Instance Ram" (+ local SSD GB × SSD SKU ÷ 730)
+    GPUs × GPU SKU + vCPUs × family core SKU + GiB × family RAM SKU (+ local SSD GB × SSD SKU ÷ 730)
 
 with every part taken from the same pricing (on-demand, spot or a commitment) in the same region.
 A machine type is offered in a region and pricing only when every one of its parts is priced there:
 mixing a spot GPU with an on-demand host, or a DWS GPU with anything, would make up a price nobody
 is charged.
 
-The table below is Google's published shape of each machine type ("Accelerator-optimized machine
-family", https://cloud.google.com/compute/docs/accelerator-optimized-machines#a2-vms). a2-ultragpu
-types come with local SSD (375 GB per GPU) that is billed with them (gpuhunt `local_ssd_sizes_gib`
-adds it the same way); a2-highgpu and a2-megagpu have none.
+The shapes are Google's published ones ("Accelerator-optimized machine family",
+https://cloud.google.com/compute/docs/accelerator-optimized-machines: A2 with A100 40GB / 80GB, A3
+High with H100 80GB, G2 with L4). a2-ultragpu and a3-highgpu types come with local SSD (375 GB per
+disk) that is billed with them (gpuhunt `local_ssd_sizes_gib` adds it the same way); a2-highgpu,
+a2-megagpu and g2 have none bundled.
+
+N1 VMs take GPUs attached by the user (https://cloud.google.com/compute/docs/gpus: T4, P100, P4 ×
+1/2/4, V100 × 1/2/4/8): the host is the user's choice, so each count is offered on one stated host,
+n1-standard with 4 vCPUs (15 GiB) per GPU, within every GPU's vCPU limit; the SKU says both
+("n1-standard-8+2xnvidia-tesla-t4") and the notes spell the host out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.gcp.skus import Component, Part
+from collectors.gcp.gpus import ACCELERATORS, BY_ID
+from collectors.gcp.skus import CORE, GPU, LOCAL_SSD, RAM, SSD, Component, Part
 from pricedb.models import Pricing
 
 
@@ -27,39 +34,52 @@ from pricedb.models import Pricing
 class MachineType:
     name: str
     gpus: int
-    gpu: Part
+    accelerator: str  # collectors.gcp.gpus id
+    family: str  # whose core and RAM SKUs price the host: "a2", "a3", "g2", "n1"
     vcpus: int
     ram_gib: float
     local_ssd_gb: int = 0
 
+    @property
+    def gpu(self) -> Part:
+        return Part(GPU, self.accelerator)
+
     def parts(self) -> dict[Part, float]:
         """Quantity of each part (GPUs, vCPUs, GiB of RAM, GB of local SSD)."""
-        quantities = {self.gpu: float(self.gpus), Part.CORE: float(self.vcpus), Part.RAM: self.ram_gib}
+        quantities = {
+            self.gpu: float(self.gpus),
+            Part(CORE, self.family): float(self.vcpus),
+            Part(RAM, self.family): self.ram_gib,
+        }
         if self.local_ssd_gb:
-            quantities[Part.SSD] = float(self.local_ssd_gb)
+            quantities[LOCAL_SSD] = float(self.local_ssd_gb)
         return quantities
 
 
+A100_40, A100_80, H100, L4 = "nvidia-tesla-a100", "nvidia-a100-80gb", "nvidia-h100-80gb", "nvidia-l4"
+N1_VCPUS_PER_GPU = 4
 MACHINE_TYPES: tuple[MachineType, ...] = (
-    MachineType("a2-highgpu-1g", 1, Part.GPU40, 12, 85),
-    MachineType("a2-highgpu-2g", 2, Part.GPU40, 24, 170),
-    MachineType("a2-highgpu-4g", 4, Part.GPU40, 48, 340),
-    MachineType("a2-highgpu-8g", 8, Part.GPU40, 96, 680),
-    MachineType("a2-megagpu-16g", 16, Part.GPU40, 96, 1360),
-    MachineType("a2-ultragpu-1g", 1, Part.GPU80, 12, 170, 375),
-    MachineType("a2-ultragpu-2g", 2, Part.GPU80, 24, 340, 750),
-    MachineType("a2-ultragpu-4g", 4, Part.GPU80, 48, 680, 1500),
-    MachineType("a2-ultragpu-8g", 8, Part.GPU80, 96, 1360, 3000),
-)
+    MachineType("a2-highgpu-1g", 1, A100_40, "a2", 12, 85),
+    MachineType("a2-highgpu-2g", 2, A100_40, "a2", 24, 170),
+    MachineType("a2-highgpu-4g", 4, A100_40, "a2", 48, 340),
+    MachineType("a2-highgpu-8g", 8, A100_40, "a2", 96, 680),
+    MachineType("a2-megagpu-16g", 16, A100_40, "a2", 96, 1360),
+    MachineType("a2-ultragpu-1g", 1, A100_80, "a2", 12, 170, 375),
+    MachineType("a2-ultragpu-2g", 2, A100_80, "a2", 24, 340, 750),
+    MachineType("a2-ultragpu-4g", 4, A100_80, "a2", 48, 680, 1500),
+    MachineType("a2-ultragpu-8g", 8, A100_80, "a2", 96, 1360, 3000),
+    MachineType("a3-highgpu-1g", 1, H100, "a3", 26, 234, 750),
+    MachineType("a3-highgpu-2g", 2, H100, "a3", 52, 468, 1500),
+    MachineType("a3-highgpu-4g", 4, H100, "a3", 104, 936, 3000),
+    MachineType("a3-highgpu-8g", 8, H100, "a3", 208, 1872, 6000),
+    *(MachineType(f"g2-standard-{v}", n, L4, "g2", v, 4 * v) for v, n in
+      ((4, 1), (8, 1), (12, 1), (16, 1), (24, 2), (32, 1), (48, 4), (96, 8))),
+    *(MachineType(f"n1-standard-{N1_VCPUS_PER_GPU * n}+{n}x{a.id}", n, a.id, "n1", N1_VCPUS_PER_GPU * n,
+                  3.75 * N1_VCPUS_PER_GPU * n) for a in ACCELERATORS for n in a.attach_counts),
+)  # fmt: skip
 
-# What each part's quantity is called in the composition notes.
-_LABEL = {
-    Part.GPU40: "A100 40GB GPU",
-    Part.GPU80: "A100 80GB GPU",
-    Part.CORE: "vCPU",
-    Part.RAM: "GiB",
-    Part.SSD: "GB local SSD",
-}
+# What each kind of part's quantity is called in the composition notes (a GPU: its accelerator's label).
+_LABEL = {CORE: "vCPU", RAM: "GiB", SSD: "GB local SSD"}
 _USAGE_WORDS = {
     Pricing.ON_DEMAND: "on-demand",
     Pricing.SPOT: "Spot (preemptible; Google may change Spot prices up to once every 30 days)",
@@ -105,8 +125,9 @@ def compose(machine: MachineType, region: str, pricing: Pricing, table: Table, h
     price = sum(c.per_hour(hours_per_month) * quantity for c, quantity in found)
     terms = []
     for component, quantity in found:
-        label = _LABEL[component.part]
-        if component.part in (Part.GPU40, Part.GPU80):
+        part = component.part
+        label = BY_ID[part.name].label if part.kind == GPU else _LABEL[part.kind]
+        if part.kind == GPU:
             terms.append(f"{quantity:g} × {label} {_num(component.price)}")
         elif component.unit.endswith(".mo"):
             terms.append(f"{quantity:g} {label} × {_num(component.price)}/GB-month ÷ {hours_per_month:g}")
@@ -114,9 +135,10 @@ def compose(machine: MachineType, region: str, pricing: Pricing, table: Table, h
             terms.append(f"{quantity:g} {label} × {_num(component.price)}")
     currency = currencies.pop()
     skus = ", ".join(f"{c.sku_id} {c.description!r}" for c, _ in found)
+    host = f"; the host is n1-standard-{machine.vcpus}, one choice of many" if machine.family == "n1" else ""
     notes = (
         f"{' + '.join(terms)} = {price:.6f} {currency}/h ({_USAGE_WORDS[pricing]}); "
-        f"Google prices the parts, not the machine: SKUs {skus}"
+        f"Google prices the parts, not the machine{host}: SKUs {skus}"
     )
     return Composition(machine, region, pricing, price, currency, tuple(found), notes)
 

@@ -1,5 +1,6 @@
-"""Reading Cloud Billing Catalog SKUs: which ones price a part of an A2 machine, for which pricing,
-at what price.
+"""Reading Cloud Billing Catalog SKUs: which ones price a part of a GPU machine (a GPU of
+collectors.gcp.gpus, an A2 / A3 / G2 / N1 vCPU or GiB of RAM, local SSD), for which pricing, at what
+price.
 
 `classify` turns one SKU into a `Component` (a part, a pricing, a price, the regions it covers) or
 the reason (a SKIP_* string) it is left out. The collector composes machine prices from the
@@ -12,32 +13,38 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from collectors.base import RawResponse
 from collectors.errors import ParseError
+from collectors.gcp.gpus import BY_ID, accelerator_of
 from pricedb.card_names import UnknownGpu, identify
 from pricedb.models import Pricing
 
 
-class Part(StrEnum):
-    """What a SKU prices, per the unit it is billed in."""
+@dataclass(frozen=True, order=True)
+class Part:
+    """What a SKU prices: a GPU (`name` its accelerator id), a machine family's vCPU or RAM (`name`
+    the family: "a2", "n1"), or local SSD."""
 
-    GPU40 = "A100 40GB GPU"
-    GPU80 = "A100 80GB GPU"
-    CORE = "A2 vCPU"
-    RAM = "A2 RAM"
-    SSD = "local SSD"
+    kind: str  # GPU, CORE, RAM or SSD below
+    name: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == GPU:
+            return BY_ID[self.name].label
+        return {CORE: f"{self.name.upper()} vCPU", RAM: f"{self.name.upper()} RAM"}.get(self.kind, "local SSD")
 
 
-# The usage unit each part must be billed in; another unit means the catalogue changed under us.
-UNITS: dict[Part, frozenset[str]] = {
-    Part.GPU40: frozenset({"h"}),
-    Part.GPU80: frozenset({"h"}),
-    Part.CORE: frozenset({"h"}),
-    Part.RAM: frozenset({"GiBy.h"}),
-    Part.SSD: frozenset({"GiBy.mo", "GiBy.h"}),
+GPU, CORE, RAM, SSD = "gpu", "core", "ram", "ssd"
+LOCAL_SSD = Part(SSD)
+
+# The usage unit each kind of part must be billed in; another unit means the catalogue changed under us.
+UNITS: dict[str, frozenset[str]] = {
+    GPU: frozenset({"h"}),
+    CORE: frozenset({"h"}),
+    RAM: frozenset({"GiBy.h"}),
+    SSD: frozenset({"GiBy.mo", "GiBy.h"}),
 }
 
 USAGE = {
@@ -47,23 +54,30 @@ USAGE = {
     "Commit3Yr": Pricing.RESERVED_3Y,
 }
 
-# SKUs that look like parts of an A2 machine but price something else: Dynamic Workload Scheduler
+# SKUs that look like machine parts but price something else: Dynamic Workload Scheduler
 # (flex-start, "Defined Duration") and calendar-mode capacity, reservations, sole-tenant nodes,
-# custom machine shapes, premium surcharges, suspended-VM state.
+# custom machine shapes, premium surcharges, suspended-VM state, Virtual Workstation licences.
 EXCLUDED = re.compile(
     r"\b(DWS|Dynamic Workload|Defined Duration|Flex[- ]?start|Calendar|Reserved|Reservation|Sole Tenancy|"
-    r"Custom|Premium|VM state)\b",
+    r"Custom|Premium|VM state|Virtual Workstation)\b",
     re.IGNORECASE,
 )
 _SPOT = r"(?:Spot Preemptible |Preemptible )?"
-CORE = re.compile(rf"^(?:{_SPOT}A2 Instance Core running in |Commitment v1: A2 Cpu in )", re.IGNORECASE)
-RAM = re.compile(rf"^(?:{_SPOT}A2 Instance Ram running in |Commitment v1: A2 Ram in )", re.IGNORECASE)
-SSD = re.compile(r"^(?:SSD backed Local Storage\b|Commitment v1: Local SSD in )", re.IGNORECASE)
+# The vCPU and RAM SKUs of the machine families priced here ("N1 Predefined Instance Core running in
+# Americas", "G2 Instance Ram running in …", "Commitment v1: A2 Cpu in Americas for 1 Year"). N1's
+# commitments are the generic "Commitment v1: Cpu in …" shared with other families: not read.
+_HOST = re.compile(
+    rf"^(?:{_SPOT}(?P<family>A2|A3|G2|N1 Predefined) Instance (?P<what>Core|Ram) running in "
+    r"|Commitment v1: (?P<committed>A2|A3|G2) (?P<cwhat>Cpu|Ram) in )",
+    re.IGNORECASE,
+)
+LOCAL_SSD_SKU = re.compile(r"^(?:SSD backed Local Storage\b|Commitment v1: Local SSD in )", re.IGNORECASE)
 
 SKIP_USAGE = "usage type not OnDemand, Preemptible, Commit1Yr or Commit3Yr"
 SKIP_EXCLUDED = "DWS / calendar / reserved / sole-tenancy / custom / premium SKU"
-SKIP_OTHER_GPU = "GPU other than the A100"
-SKIP_OTHER = "not a part of an A2 machine"
+SKIP_OTHER_GPU = "a GPU no machine type here carries"
+SKIP_UNKNOWN_GPU = "a GPU the card table does not know"
+SKIP_OTHER = "not a part of a GPU machine type"
 SKIP_ZERO = "price is not positive"
 SKIP_NO_REGION = "no service regions"
 
@@ -96,19 +110,22 @@ def _field(item: Mapping[str, Any], path: str, where: str) -> Any:
 
 def _part(group: str, description: str) -> Part | str:
     if group == "GPU":
+        accelerator = accelerator_of(description)
+        if accelerator is not None:
+            return Part(GPU, accelerator.id)
         try:
-            spec = identify(description)
+            identify(description)
         except UnknownGpu:
-            return SKIP_OTHER_GPU
-        if spec.model != "A100":
-            return SKIP_OTHER_GPU
-        return Part.GPU80 if spec.memory_gb == 80 else Part.GPU40
-    if group == "CPU" and CORE.match(description):
-        return Part.CORE
-    if group == "RAM" and RAM.match(description):
-        return Part.RAM
-    if group in ("LocalSSD", "SSD") and SSD.match(description):
-        return Part.SSD
+            return SKIP_UNKNOWN_GPU
+        return SKIP_OTHER_GPU
+    host = _HOST.match(description)
+    if host is not None and group in ("CPU", "RAM"):
+        family = (host.group("family") or host.group("committed")).split()[0].lower()
+        kind = CORE if (host.group("what") or host.group("cwhat")).lower() in ("core", "cpu") else RAM
+        if (kind == CORE) == (group == "CPU"):
+            return Part(kind, family)
+    if group in ("LocalSSD", "SSD") and LOCAL_SSD_SKU.match(description):
+        return LOCAL_SSD
     return SKIP_OTHER
 
 
@@ -148,11 +165,13 @@ def unit_price(sku: Mapping[str, Any], where: str) -> tuple[float, str, str, str
 
 
 def classify(sku: Mapping[str, Any], raw: RawResponse) -> Component | str:
-    """The part of an A2 machine this SKU prices, or why it is left out (a SKIP_* string)."""
+    """The machine part this SKU prices, or why it is left out (a SKIP_* string)."""
     where = f"{raw.url} SKU {sku.get('skuId', '?')}"
     description = str(_field(sku, "description", where))
     group = str(_field(sku, "category.resourceGroup", where))
     usage = str(_field(sku, "category.usageType", where))
+    if group == "GPU" and EXCLUDED.search(description):
+        return SKIP_EXCLUDED  # before the card is read: a reserved or DWS GPU is never an unknown one
     part = _part(group, description)
     if not isinstance(part, Part):
         return part
@@ -162,8 +181,10 @@ def classify(sku: Mapping[str, Any], raw: RawResponse) -> Component | str:
     if pricing is None:
         return SKIP_USAGE
     price, unit, currency, effective = unit_price(sku, where)
-    if unit not in UNITS[part]:
-        raise ParseError(f"{where}: {description!r} is billed per {unit!r}, expected {'/'.join(sorted(UNITS[part]))}")
+    if unit not in UNITS[part.kind]:
+        raise ParseError(
+            f"{where}: {description!r} is billed per {unit!r}, expected {'/'.join(sorted(UNITS[part.kind]))}"
+        )
     if price <= 0:
         return SKIP_ZERO
     regions = _field(sku, "serviceRegions", where)

@@ -1,4 +1,4 @@
-"""`OciCollector`: the shapes and products files, each active A100 shape priced from its billed parts
+"""`OciCollector`: the shapes and products files, each active GPU shape priced from its billed parts
 (collectors.oci.estimator_data), on-demand and, where Oracle allows it, preemptible.
 
 Source: Oracle's Cost Estimator data, https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json
@@ -6,6 +6,7 @@ and .../products.json (the package docstring has the details)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -22,8 +23,8 @@ from collectors.oci.estimator_data import (
     shape_price,
     value_of,
 )
-from pricedb.card_names import UnknownGpu, identify
-from pricedb.cards import nearest_known_size
+from collectors.oci.shapes import shape_gpu
+from pricedb.card_names import UnknownGpu
 from pricedb.models import Pricing, Quote, Unit
 
 DATA_URL = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data"
@@ -32,6 +33,7 @@ PRODUCTS_URL = f"{DATA_URL}/products.json"
 PREEMPTIBLE_FACTOR = 0.5  # "Preemptible instances are priced at 50% of the price of regular instances"
 GLOBAL_REGION = "global"
 PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.SPOT})
+HIDDEN = "hidden or not ACTIVE"
 
 
 class OciCollector(Collector):
@@ -46,37 +48,49 @@ class OciCollector(Collector):
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         shapes = await http.get(SHAPES_URL, label="shapes")
         products = await http.get(PRODUCTS_URL, label="products")
-        return Fetched([shapes, products])
+        fetched = Fetched([shapes, products])
+        with contextlib.suppress(ParseError):  # parse() reports a broken answer
+            fetched.notes.extend(self.left_out(fetched))
+        return fetched
 
     def parse(self, fetched: Fetched) -> list[Quote]:
+        quotes, unknown, unpriced = self._read(fetched)
+        if not quotes:
+            why = "; ".join(unpriced + unknown) or "no GPU shape in shapes.json"
+            raise ParseError(f"{fetched.responses[0].url}: no GPU shape could be priced ({why})")
+        return quotes
+
+    def left_out(self, fetched: Fetched) -> list[str]:
+        """What `parse` leaves out and why, for the run's notes: GPU shapes the card table does not
+        know (named, never guessed) and listed shapes that cannot be priced."""
+        _, unknown, unpriced = self._read(fetched)
+        notes = [f"unknown GPU, not collected (the card table lacks it): {u}" for u in unknown]
+        return notes + [f"not priced: {u}" for u in unpriced if not u.endswith(HIDDEN)]
+
+    def _read(self, fetched: Fetched) -> tuple[list[Quote], list[str], list[str]]:
+        """(quotes, unknown GPU shapes, shapes left unpriced with why) of the active GPU shapes."""
         raws = {raw.label: raw for raw in fetched.responses}
         if set(raws) != {"shapes", "products"}:
             raise ParseError(f"expected the shapes and products answers, got {sorted(raws)}")
         products = {str(p.get("partNumber")): p for p in raws["products"].json_list("items", "Cost Estimator data")}
         quotes: list[Quote] = []
-        problems: list[str] = []
+        unknown: list[str] = []
+        unpriced: list[str] = []
         for shape in raws["shapes"].json_list("items", "Cost Estimator data"):
             where = f"{raws['shapes'].url} shape {shape.get('name', '?')}"
             name = re.sub(r"\s*\([^)]*\)\s*$", "", str(field_of(shape, "name", where)))
             if value_of(shape, "subType", where) != "gpu":
                 continue
-            try:
-                spec = identify(name)
-            except UnknownGpu:
-                continue
-            if spec.model != "A100":
-                continue
             if field_of(shape, "hidden", where) or field_of(shape, "status", where) != "ACTIVE":
-                problems.append(f"{name}: hidden or not ACTIVE")
+                unpriced.append(f"{name}: {HIDDEN}")
                 continue
             try:
                 quotes.extend(self._quotes(shape, name, products, raws["products"], where))
+            except UnknownGpu as exc:
+                unknown.append(f"{name} ({exc})" if name not in str(exc) else str(exc))
             except ShapeError as exc:
-                problems.append(f"{name}: {exc}")
-        if not quotes:
-            why = "; ".join(problems) or "no A100 shape in shapes.json"
-            raise ParseError(f"{raws['shapes'].url}: no A100 shape could be priced ({why})")
-        return quotes
+                unpriced.append(f"{name}: {exc}")
+        return quotes, unknown, unpriced
 
     def _quotes(
         self,
@@ -86,16 +100,12 @@ class OciCollector(Collector):
         raw: RawResponse,
         where: str,
     ) -> list[Quote]:
-        spec = identify(name)
         gpus = int(positive_number(field_of(shape, "gpuQty", where), "gpuQty"))
+        gpu = shape_gpu(name, shape, gpus)
+        spec = gpu.spec
         price, sum_words = shape_price(shape, products, gpus)
         notes = [f"{sum_words} = {price:g} USD/h per instance; same list price in every OCI commercial region"]
-        reported = shape.get("gpuMemoryQty")
-        if isinstance(reported, int | float) and reported > 0:
-            # the shape total on the A100 shapes, the per-GPU figure on some others: either agrees
-            sizes = {nearest_known_size(spec.model, reported / gpus), nearest_known_size(spec.model, reported)}
-            if spec.memory_gb not in sizes:
-                notes.append(f"the estimator lists {reported:g} GB of GPU memory; {spec.memory_gb:g} GB per GPU kept")
+        notes += gpu.notes
         pricings = [(Pricing.ON_DEMAND, price)]
         host = host_of(shape)
         if field_of(shape, "allowPreemptible", where) is True:

@@ -1,9 +1,9 @@
-"""Tencent Cloud: A100 prices and stock of CVM instance types from the CVM API (version 2017-03-12).
+"""Tencent Cloud: GPU prices and stock of CVM instance types from the CVM API (version 2017-03-12).
 
 Source: `DescribeZoneInstanceConfigInfos` at https://cvm.tencentcloudapi.com/ (POST, JSON body, signed
 with TC3-HMAC-SHA256 from the user's SecretId/SecretKey), one call per region and charge type,
-filtered to the families that carry A100s. Its answer lists, per zone, each instance type with its
-GPU count, sell status and price block (API reference: https://cloud.tencent.com/document/product/213/17378,
+filtered to the GPU instance families (collectors.tencent.instance_types). Its answer lists, per
+zone, each instance type with its GPU count, sell status and price block (API reference: https://cloud.tencent.com/document/product/213/17378,
 English https://www.tencentcloud.com/document/api/213/33254; field meanings as in the SDK's
 `tencentcloud/cvm/v20170312/models.py`, `InstanceTypeQuotaItem` and `ItemPrice`). Rate limit: 40 calls/s.
 
@@ -11,7 +11,9 @@ English https://www.tencentcloud.com/document/api/213/33254; field meanings as i
 - `api`: the request, credentials (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`, or
   `GPUPRICE_TENCENT_SECRET_ID`/`GPUPRICE_TENCENT_SECRET_KEY`; none → the run is skipped) and API errors
   (HTTP 200 with `Response.Error`; `AuthFailure.*` → a message about the keys);
-- `items`: A100 detection, GPU count, prices and stock → quotes;
+- `instance_types`: family → card (the items name no GPU model), from Tencent's GPU instance pages;
+- `items`: the card and count of each item (a vGPU slice marked as one), prices and stock → quotes;
+  families whose card or memory is not published (HCCPNV4h) counted in the run's notes, never guessed;
 - `collector`: `TencentCollector`, scopes `list` (every 6 h: on-demand, monthly, 1- and 3-year
   subscriptions) and `spot` (hourly), regions from `GPUPRICE_TENCENT_REGIONS` (default ap-beijing,
   ap-shanghai, ap-guangzhou: where GT4 is sold), every URL rewritable with `GPUPRICE_TENCENT_BASE_URL`.
@@ -20,6 +22,9 @@ What is taken: `POSTPAID_BY_HOUR` → `on_demand`, `SPOTPAID` → `spot` (CNY pe
 as `price`, list price as `list_price`, stepped prices after 96 h / 360 h as `price_steps`); `PREPAID`
 → `monthly` (CNY per month), and its one- and three-year subscription prices → `reserved_1y` /
 `reserved_3y` (whole-term prices). `Status` SOLD_OUT → `availability` sold_out (kept, not dropped).
+
+Traps: dedicated-host billing (`CDHPAID`) is never asked for (an item of another charge type than
+asked is a ParseError); vGPU sizes (GN7.LARGE20 = 1/4 T4) are slices (`gpu_fraction`), not whole cards.
 
 Quirks: the region is only in the `X-TC-Region` header; errors come back with HTTP 200; price fields
 are 0 or null when not applicable and sometimes numeric strings; one item per zone (folded into one

@@ -5,8 +5,10 @@ Request (API 3.0, version 2017-03-12): `POST https://cvm.tencentcloudapi.com/` w
 `X-TC-Version: 2017-03-12`, `X-TC-Region: <region>`, `X-TC-Timestamp` and `Authorization` (TC3, see
 collectors.tencent.tc3), and a JSON body of two filters, always in this order:
 
-    {"Filters":[{"Name":"instance-family","Values":["GT4","HCCPNV4h"]},
+    {"Filters":[{"Name":"instance-family","Values":["GT4","GN10X",…,"HCCPNV4h"]},
                 {"Name":"instance-charge-type","Values":["POSTPAID_BY_HOUR"]}]}
+
+(the GPU families of collectors.tencent.instance_types, in its order).
 
 The body names the charge type; the region is only in `X-TC-Region` (the API has no body field for
 it and refuses unknown parameters), so recorded answers are matched on that header as well
@@ -28,6 +30,7 @@ from collectors.base import RawResponse
 from collectors.errors import FetchError, MissingCredentials
 from collectors.http import Http
 from collectors.tencent import tc3
+from collectors.tencent.instance_types import FAMILIES
 from pricedb.models import Pricing
 from pricedb.settings import Settings
 
@@ -37,10 +40,6 @@ VERSION = "2017-03-12"
 ACTION = "DescribeZoneInstanceConfigInfos"
 CONTENT_TYPE = "application/json; charset=utf-8"
 
-# Families asked for. GT4 is A100 NVLink 40GB (Tencent's GPU instance docs); HCCPNV4h is documented
-# as carrying A100s ("HCCPNV4h 实例搭载了 A100 GPU", the nvidia-fabricmanager guide) but no public
-# source states its memory, so its items are kept only if the answer itself states it (see items.py).
-FAMILIES = ("GT4", "HCCPNV4h")
 
 # Charge type asked for → the pricings its answer yields.
 CHARGE_TYPES: dict[str, frozenset[Pricing]] = {

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from typing import ClassVar
 
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import CollectorError, FetchError, ParseError
 from collectors.http import Http
 from collectors.tencent import api, items
+from collectors.tencent.instance_types import FAMILIES
 from pricedb.models import Pricing, Quote
 
-# GT4 is sold in Beijing zone 5, Shanghai zone 4 and Guangzhou zone 4 (Tencent's "GPU 计算型实例"
-# page, GT4 configuration table: "广州四区，上海四区，北京五区"); no other region lists it.
-# Widen with GPUPRICE_TENCENT_REGIONS=ap-beijing,ap-nanjing,… as zones are added.
+# GT4 (A100) is sold in Beijing zone 5, Shanghai zone 4 and Guangzhou zone 4 (Tencent's "GPU 计算型实例"
+# page, GT4 configuration table: "广州四区，上海四区，北京五区"); the other GPU families are sold there too
+# (and elsewhere: GN10X/GN7 in Nanjing, Chengdu, Chongqing, …). Widen with
+# GPUPRICE_TENCENT_REGIONS=ap-beijing,ap-nanjing,… — each region is one call per charge type.
 DEFAULT_REGIONS = ("ap-beijing", "ap-shanghai", "ap-guangzhou")
 
 LIST_PRICINGS = frozenset({Pricing.ON_DEMAND, Pricing.MONTHLY, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y})
@@ -67,11 +70,12 @@ class TencentCollector(Collector):
             # and the last good offers stay (marked stale).
             more = f" (and {len(failures) - 1} more of the {len(calls)} calls failed)" if len(failures) > 1 else ""
             raise FetchError(f"{failures[0]}{more}") from failures[0]
-        skipped: list[str] = []
+        skipped: Counter[str] = Counter()
         for raw in responses:
             with contextlib.suppress(ParseError):  # parse() reports it
                 items.priced(raw, self.settings.hours_per_year, skipped)
-        return Fetched(responses, notes=sorted(set(skipped)))
+        notes = [f"{why} ({n} item{'s' if n > 1 else ''})" for why, n in sorted(skipped.items())]
+        return Fetched(responses, notes=notes)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
         offers: dict[tuple[str, str, Pricing], list[items.Priced]] = {}
@@ -83,7 +87,7 @@ class TencentCollector(Collector):
                 offers.setdefault((entry.region, entry.sku, entry.pricing), []).append(entry)
         if not offers:
             raise ParseError(
-                f"no priced A100 instance type ({', '.join(api.FAMILIES)} families) in {len(fetched.responses)} "
+                f"no priced GPU instance type ({', '.join(FAMILIES)} families) in {len(fetched.responses)} "
                 f"answer(s) holding {read} item(s)"
             )
         return [items.offer_quote(entries, self.quote) for _, entries in sorted(offers.items())]

@@ -17,11 +17,11 @@ Item fields (CVM API data structure `InstanceTypeQuotaItem`; SDK `tencentcloud/c
   five-year prices are not collected. Numbers may come as strings ("100.000000") or be 0 or null
   for "not applicable"; 0 and null mean no price.
 
-A100 detection: `InstanceType` through the GPU table (pricedb.card_names: `GT4.*` = A100 40GB SXM4 NVLink);
-any other item whose `TypeName` or `Remark` says "A100" is taken only when that text also states
-the memory (40/80 GB). An A100 of unstated memory (so far HCCPNV4h, asked for because Tencent
-documents it as an A100 family) is skipped with a run note, never guessed. The GPU count is read
-from the item (`GpuCount`, else `Gpu`), never from the name.
+GPUs: the card comes from the item's family (collectors.tencent.instance_types, Tencent's pages), the
+count from the item (`GpuCount`, else `Gpu`), never from the name; a `GpuCount` below 1 is a vGPU slice
+(GN7.LARGE20 = 1/4 of a T4, 4 GB), stored as one slice with `gpu_fraction` and `gpu_partition`, never
+as a whole card. What is not taken is counted in the run's notes, never guessed: a family whose card
+or memory is not published (HCCPNV4h) and a family the table does not know.
 
 Zones: an offer is provider + region + sku + pricing, so the zones of a region are folded into one
 quote: the cheapest zone that sells (`Status` SELL), else the cheapest sold-out one, marked
@@ -30,22 +30,22 @@ quote: the cheapest zone that sells (`Status` SELL), else the cheapest sold-out 
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
-from collectors.tencent.api import CHARGE_TYPES, FAMILIES, parse_label, source_url
-from pricedb.card_names import GpuSpec, UnknownGpu, identify
+from collectors.tencent.api import CHARGE_TYPES, parse_label, source_url
+from collectors.tencent.instance_types import FAMILY_CARDS, UNSTATED, family_of
+from pricedb.card_names import GpuSpec, UnknownGpu
 from pricedb.models import Availability, PriceStep, Pricing, Quote, Unit
 from pricedb.shapes import host_fields
 
 SECOND_STEP_AFTER_HOURS = 96.0
 THIRD_STEP_AFTER_HOURS = 360.0
-_A100 = re.compile(r"a100", re.IGNORECASE)
-_A100_WITH_MEMORY = re.compile(r"a100[^0-9]{0,12}(40|80)\s*g", re.IGNORECASE)
 _AVAILABILITY = {"SELL": Availability.AVAILABLE, "SOLD_OUT": Availability.SOLD_OUT}
 
 
@@ -97,30 +97,32 @@ def items_of(raw: RawResponse) -> list[dict[str, Any]]:
 
 
 def gpu_of(item: dict[str, Any]) -> GpuSpec | str:
-    """The item's GPU if it is a whole A100 of known memory, else why it is not taken."""
+    """The item's card, from its family, or why it is not taken."""
     sku = str(item.get("InstanceType", ""))
-    try:
-        return identify(sku)
-    except UnknownGpu:
-        pass
-    text = " ".join(str(item.get(field) or "") for field in ("TypeName", "Remark"))
-    if _A100_WITH_MEMORY.search(text):
-        return identify(text)
-    if _A100.search(text) or item.get("InstanceFamily") in FAMILIES:
-        return f"{sku}: an A100 type whose GPU memory the answer does not state; not collected"
-    return f"{sku}: not an A100 type"
+    family = family_of(item.get("InstanceFamily"), sku)
+    if family in FAMILY_CARDS:
+        return FAMILY_CARDS[family]
+    if family in UNSTATED:
+        return f"unknown GPU, not collected: {sku} ({UNSTATED[family]})"
+    return f"unknown GPU, not collected: {sku} (family {family}, {item.get('TypeName') or 'no TypeName'})"
 
 
-def gpu_count_of(item: dict[str, Any], where: str) -> int | str:
+def gpu_count_of(item: dict[str, Any], where: str, gpu: GpuSpec) -> tuple[int, GpuSpec] | str:
+    """Cards per instance (`GpuCount`, else `Gpu`) and the card; a `GpuCount` below 1 is one vGPU slice
+    of that share (GN7.LARGE20: 1/4 of a T4, 4 GB). A string says why the item is not taken."""
     cards, gpus = item.get("GpuCount"), item.get("Gpu")
     count = cards if isinstance(cards, int | float) and not isinstance(cards, bool) and cards > 0 else gpus
     if not isinstance(count, int | float) or isinstance(count, bool) or count <= 0:
         raise ParseError(f"{where}: {item.get('InstanceType')} has no GPU count (GpuCount {cards!r}, Gpu {gpus!r})")
     if count < 1:
-        return f"{item.get('InstanceType')}: a vGPU slice ({count:g} of a card); not collected"
+        share = Fraction(count).limit_denominator(64)
+        try:
+            return 1, gpu.slice(float(share), f"{share} GPU (vGPU)", gpu.memory_gb * float(share))
+        except UnknownGpu as exc:
+            return f"unknown GPU, not collected: {item.get('InstanceType')} ({exc})"
     if count != int(count):
         raise ParseError(f"{where}: {item.get('InstanceType')} has a fractional GPU count {count!r}")
-    return int(count)
+    return int(count), gpu
 
 
 class _Price(NamedTuple):
@@ -167,8 +169,8 @@ def _prepaid(item: dict[str, Any], hours_per_year: float) -> Iterator[_Price]:
             yield _Price(pricing, price, unit, term, original)
 
 
-def priced(raw: RawResponse, hours_per_year: float, skipped: list[str] | None = None) -> list[Priced]:
-    """Every zone price of every A100 item in one answer; what is left out goes to `skipped`."""
+def priced(raw: RawResponse, hours_per_year: float, skipped: Counter[str] | None = None) -> list[Priced]:
+    """Every zone price of every GPU item in one answer; what is left out is counted in `skipped`."""
     region, charge_type = parse_label(raw)
     if charge_type not in CHARGE_TYPES or not region:
         raise ParseError(f"{raw.url}: answer labelled {raw.label!r}, expected '<region>:<charge type>'")
@@ -182,16 +184,13 @@ def priced(raw: RawResponse, hours_per_year: float, skipped: list[str] | None = 
             raise ParseError(f"{where}: zone {zone} answered for region {region}")
         if item.get("InstanceChargeType") != charge_type:
             raise ParseError(f"{where}: {sku} is {item.get('InstanceChargeType')!r}, asked for {charge_type}")
-        gpu = gpu_of(item)
-        if isinstance(gpu, str):
-            if skipped is not None and "not an A100" not in gpu:
-                skipped.append(gpu)
-            continue
-        count = gpu_count_of(item, where)
-        if isinstance(count, str):
+        card = gpu_of(item)
+        counted = card if isinstance(card, str) else gpu_count_of(item, where, card)
+        if isinstance(counted, str):
             if skipped is not None:
-                skipped.append(count)
+                skipped[counted] += 1
             continue
+        count, gpu = counted
         if not isinstance(item.get("Price"), dict):
             raise ParseError(f"{where}: {sku} has no Price block")
         if charge_type == "PREPAID":
@@ -200,7 +199,7 @@ def priced(raw: RawResponse, hours_per_year: float, skipped: list[str] | None = 
             (pricing,) = CHARGE_TYPES[charge_type]
             prices = list(_hourly(item, pricing, where))
         if not prices and skipped is not None:
-            skipped.append(f"{sku} in {zone} ({charge_type}): no price in the answer")
+            skipped[f"{sku} in {zone} ({charge_type}): no price in the answer"] += 1
         status = str(item.get("Status", ""))
         for pricing, price, unit, term, original, steps in prices:
             found.append(

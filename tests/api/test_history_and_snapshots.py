@@ -166,3 +166,39 @@ def test_bad_dates_are_422_naming_the_parameter(client: TestClient, url: str, pa
     assert set(body) == {"status", "error", "message", "errors"} and body["error"] == "invalid_parameter"
     problem = next(p for p in body["errors"] if p["parameter"] == parameter)
     assert message in problem["message"]
+
+
+def _all_histories(store: PriceStore) -> list[tuple[object, object]]:
+    """Every named-offer and broad history question, answered through the layout and without it."""
+    from pricedb.history import HistoryQuery, history
+    from pricedb.offer_filter import OfferFilter
+
+    since, until = DAY1 - timedelta(days=1), NOW + timedelta(days=1)
+    filters = [OfferFilter()] + [
+        OfferFilter(providers=(p,), regions=(r.upper(),), skus=(s, "absent"), pricings=(k,)) for p, r, s, k in
+        (P4D, P4DE, SPOT, NC24)
+    ] + [OfferFilter(providers=("aws",), regions=("us-east-1",), skus=(P4D[2], P4DE[2]), pricings=("on_demand", "spot"),
+                     include_interruptible=False)]  # fmt: skip
+    answers = []
+    for chosen in filters:
+        query = HistoryQuery(utc_naive(since), utc_naive(until), chosen)
+        laid, plain = history(store.cursor(), query), history(store.cursor(), query, laid_out=False)
+        answers.append((laid, plain))
+    return answers
+
+
+def test_history_laid_out_by_offer_answers_as_the_observations(market: PriceStore) -> None:
+    """pricedb.history_layout: before any compaction (all a tail), after one, and with observations
+    appended since (layout plus tail), every answer is the observations' own."""
+    for _ in range(2):
+        answers = _all_histories(market)
+        assert any(laid.points for laid, _ in answers)
+        assert all(laid == plain for laid, plain in answers)
+        assert market.compact_history() > 0
+    later = NOW + timedelta(hours=1)
+    market.record_run(make_run("aws", [make_quote(price=22.0, observed_at=later)], finished_at=later,
+                               pricings=frozenset({Pricing.ON_DEMAND})))  # fmt: skip
+    answers = _all_histories(market)
+    assert all(laid == plain for laid, plain in answers)
+    p4d = next(laid for laid, _ in answers[1:] if laid.series and laid.series[0].key == P4D)
+    assert [p["price"] for p in p4d.series[0].points][-2:] == [21.0, 22.0]  # the tail is read

@@ -19,8 +19,15 @@ from pricedb.digest import build_digest
 from pricedb.settings import Settings
 from pricedb.snapshot import snapshot_of_day
 from pricedb.store import PriceStore
+from tests.collectors.aws.test_price_list import EXPECTED as AWS_LIST_OFFERS
+from tests.collectors.azure.test_parse import A100_EXPECTED as AZURE_A100_OFFERS
+from tests.collectors.azure.test_parse import EXPECTED as AZURE_OFFERS
 from tests.conftest import FIXTURES
 from tests.helpers import serving
+
+AWS_OFFERS = len(AWS_LIST_OFFERS) + 8  # the list prices, and spot for p4d and p4de in the four regions
+ALL_OFFERS = AWS_OFFERS + len(AZURE_OFFERS)
+A100_OFFERS = 18 + len(AZURE_A100_OFFERS)  # AWS: p4d and p4de on-demand and spot in four regions, p4de reserved
 
 NC24_EASTUS = ("azure", "eastus", "Standard_NC24ads_A100_v4", "on_demand")
 NC96_EASTUS = ("azure", "eastus", "Standard_NC96ads_A100_v4", "on_demand")
@@ -98,7 +105,7 @@ def test_digests_over_several_offline_runs(offline: Settings) -> None:
     cur = store.cursor()
     zone, now = offline.digest_zone, datetime(2026, 11, 29, 4, 0)
     first = build_digest(cur, date(2026, 11, 26), zone, now)
-    assert first["changes"] == [] and first["withdrawn"] == [] and len(first["new"]) == 39
+    assert first["changes"] == [] and first["withdrawn"] == [] and len(first["new"]) == ALL_OFFERS
 
     second = build_digest(cur, date(2026, 11, 27), zone, now)
     [change] = second["changes"]
@@ -107,12 +114,12 @@ def test_digests_over_several_offline_runs(offline: Settings) -> None:
     assert change["new_cny_per_gb_hour"] == pytest.approx(3.3057 * 6.8095 / 1.0163 / 80)
     assert [tuple(r[k] for k in ("provider", "region", "sku", "pricing")) for r in second["new"]] == [NC24_NORTHEUROPE]
     assert [tuple(r[k] for k in ("provider", "region", "sku", "pricing")) for r in second["withdrawn"]] == [NC96_EASTUS]
-    # AWS failed that day: reported as failed, and none of its 18 offers is withdrawn.
+    # AWS failed that day: reported as failed, and none of its offers is withdrawn.
     [aws] = second["failed_providers"]
     assert aws["provider"] == "aws" and aws["status"] == "failed" and "HTTP 503" in aws["error"]
     assert all(row["provider"] == "azure" for row in second["withdrawn"])
     aws_offers = [o for o in snapshot_of_day(cur, date(2026, 11, 27)).offers if o.provider == "aws"]
-    assert len(aws_offers) == 18 and all(o.stale for o in aws_offers)
+    assert len(aws_offers) == AWS_OFFERS and all(o.stale for o in aws_offers)
 
     third = build_digest(cur, date(2026, 11, 28), zone, now)
     assert third["unchanged"] and third["failed_providers"] == []
@@ -127,8 +134,10 @@ def test_digests_over_several_offline_runs(offline: Settings) -> None:
         assert [(p["observed_at"], p["price"]) for p in series[0]["points"]] == [
             ("2026-11-26T04:00:00Z", 3.673), ("2026-11-27T04:00:00Z", 3.3057), ("2026-11-28T04:00:00Z", 3.3057)
         ]  # fmt: skip
-        for day, count in (("2026-11-25", 0), ("2026-11-26", 39), ("2026-11-27", 39), ("2026-11-28", 39)):
-            assert client.get(f"/offers?date={day}&include_stale=true&limit=5000").json()["count"] == count
+        for day, count in (("2026-11-25", 0), ("2026-11-26", A100_OFFERS), ("2026-11-27", A100_OFFERS),
+                           ("2026-11-28", A100_OFFERS)):  # fmt: skip
+            answer = client.get(f"/offers?date={day}&gpu=A100&include_stale=true&limit=5000").json()
+            assert answer["count"] == count
         digest = client.get("/digest?date=2026-11-27").json()
         assert digest["stored"] is False and len(digest["changes"]) == 1
     store.close()

@@ -1,6 +1,8 @@
 """E2E Networks and the manual sheet, end to end: both load in offline mode, and
 `/cheapest?mem=60GB&hours=200&gpu=A100` ranks them beside AWS and Azure, with sold-out manual offers left
-out unless asked for. The whole path: recorded answers → collectors → DuckDB → API and CLI."""
+out unless asked for; with E2E's API credentials set, `collect e2e` through a local server answering
+in the plan API's shape stores exactly the plans' offers, committed terms as whole-term prices. The
+whole path: recorded answers → collectors → DuckDB → API and CLI."""
 
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import SecretStr
 
 from api.app import create_app
 from api.cli import main as cli
 from collectors.runner import collect
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.helpers import collect_offline_beside, collect_through_local_server
 
 INR_TO_CNY = 6.8095 / 80.5280  # ECB 2022-07-08, the recorded FX file
 USD_TO_CNY = 6.8095 / 1.0163
@@ -111,3 +115,59 @@ def test_cli_answers_the_same_question_from_the_same_file(offline_store, capsys)
     assert cli(["providers", "--db", db, "--json"]) == 0
     states = {p["provider"]: p for p in json.loads(capsys.readouterr().out)["providers"]}
     assert (states["e2e"]["status"], states["manual"]["status"]) == ("ok", "ok")
+
+
+E2E_KEY, E2E_TOKEN = "e2e-live-test-api-key", "e2e-live-test-bearer-token"
+
+
+def e2e_rows(store: PriceStore) -> dict[tuple[str, ...], tuple]:
+    rows = store.cursor().execute(
+        "SELECT region, sku, pricing, price, currency, unit, term_hours, gpu_model, gpu_memory_gb, gpu_count, "
+        "availability FROM offers WHERE provider = 'e2e'"
+    )
+    return {row[:3]: row[3:] for row in rows.fetchall()}
+
+
+def test_collect_e2e_with_credentials_reads_the_plan_api_and_stores_exactly_its_plans(settings: Settings) -> None:
+    store, summaries, requests = collect_through_local_server(
+        settings,
+        ["e2e"],
+        e2e_api_key=SecretStr(E2E_KEY),
+        e2e_auth_token=SecretStr(E2E_TOKEN),
+        e2e_project_id=SecretStr("40404"),
+    )
+    e2e = next(s for s in summaries if s.provider == "e2e")
+    assert (e2e.status.value, e2e.offline) == ("ok", False)
+    assert e2e.notes[0] == "source: E2E's MyAccount plan API (Delhi)"
+    asked = [(path, headers.get("Authorization")) for _, path, headers, _ in requests if "myaccount" in path]
+    assert [(path.split("?")[0], auth) for path, auth in asked] == [
+        ("/myaccount/api/v1/images/", f"Bearer {E2E_TOKEN}")
+    ]
+    assert not any(path == "/pricing" for _, path, _, _ in requests)  # the page is the fallback only
+    stored = e2e_rows(store)
+    # Numbers the plan answer holds (fixtures/e2e/plans_delhi.json), independent of the parser.
+    assert stored[("delhi", "GDC3.A10080-16.115GB", "on_demand")] == (
+        226.0, "INR", "hour", None, "A100", 80.0, 1, "available",
+    )  # fmt: skip
+    assert stored[("delhi", "GDC3.A10080-16.115GB", "monthly")][:4] == (140000.0, "INR", "term", 720.0)
+    assert stored[("delhi", "GDC3.A10080-16.115GB", "reserved_1y")][:4] == (1500000.0, "INR", "term", 8760.0)
+    assert stored[("delhi", "GDC4.H200-30.375GB", "reserved_3y")][:4] == (5900000.0, "INR", "term", 26280.0)
+    assert stored[("delhi", "GDC3.8xA10080-128.920GB", "on_demand")][4:7] == ("A100", 80.0, 8)
+    assert stored[("delhi", "GDC.L40S-25.220GB", "on_demand")][-1] == "unknown"  # no inventory status
+    assert len(stored) == 14 == e2e.quotes
+    assert {sku for _, sku, _ in stored} == {
+        "GDC3.A10080-16.115GB", "GDC3.8xA10080-128.920GB", "GDC-A.H100-1.120GB", "GDC.L40S-25.220GB",
+        "GDC.2xA30-32.180GB", "GDC4.H200-30.375GB", "GDC.T4-8.30GB",
+    }  # fmt: skip
+    cursor = store.cursor()
+    dumped = repr(cursor.execute("SELECT * FROM observations").fetchall()) + repr(
+        cursor.execute("SELECT * FROM runs").fetchall()
+    )
+    assert E2E_KEY not in dumped and E2E_TOKEN not in dumped
+    store.close()
+    # The same answer replayed in-process (offline mode, credentials set) stores the same offers.
+    keyed = settings.model_copy(
+        update={"e2e_api_key": SecretStr(E2E_KEY), "e2e_auth_token": SecretStr(E2E_TOKEN),
+                "e2e_project_id": SecretStr("40404")}
+    )  # fmt: skip
+    assert collect_offline_beside(keyed, ["e2e"], e2e_rows) == stored

@@ -60,6 +60,17 @@ EXPECTED = {
     ("ap-guangzhou", "GT4.8XLARGE192", "monthly"): (25896.0, "month", A),
     ("ap-guangzhou", "GT4.8XLARGE192", "reserved_1y"): (257924.16, "term", A),
     ("ap-guangzhou", "GT4.8XLARGE192", "reserved_3y"): (466128.0, "term", A),
+    ("ap-beijing", "GN7.2XLARGE32", "on_demand"): (8.68, "hour", A),
+    ("ap-beijing", "GN7.2XLARGE32", "spot"): (1.736, "hour", A),
+    ("ap-beijing", "GN7.LARGE20", "on_demand"): (3.36, "hour", A),  # a 1/4 T4 vGPU slice
+    ("ap-beijing", "GN7.LARGE20", "spot"): (0.672, "hour", A),
+    ("ap-beijing", "GN10Xp.2XLARGE40", "on_demand"): (20.36, "hour", A),
+    ("ap-beijing", "GN10Xp.2XLARGE40", "monthly"): (8600.0, "month", A),
+    ("ap-beijing", "GN10Xp.2XLARGE40", "reserved_1y"): (85656.0, "term", A),
+    ("ap-beijing", "GN10Xp.20XLARGE320", "on_demand"): (162.88, "hour", S),
+    ("ap-beijing", "PNV4.7XLARGE116", "on_demand"): (12.29, "hour", A),
+    ("ap-beijing", "PNV4.7XLARGE116", "monthly"): (5400.0, "month", A),
+    ("ap-beijing", "GN8.LARGE56", "on_demand"): (10.15, "hour", A),
 }
 TERM_HOURS = {"hour": 1, "month": 730, "term": None}
 

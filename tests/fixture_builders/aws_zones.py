@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from collectors.aws.instance_types import GPU_TYPES
 from tests.fixture_builders.aws import HERE
 
 NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
-TYPES = ("p4d.24xlarge", "p4de.24xlarge")
+TYPES = GPU_TYPES  # what the collector asks for; the recorded answers list p4d/p4de zones only
 NEXT_TOKEN = "AAEAAXJ2bG9jYXRpb24tdG9rZW4tcGxhY2Vob2xkZXItMQ=="  # placeholder in the real format
 
 # Per region: (zone name, zone ID). IDs are real; names map to IDs per account, so they are

@@ -73,12 +73,14 @@ class Exported:
     zone_names: dict[str, str]  # zone ID → the mapping's zone name
 
 
-def _rows(offers: list[Offer], fx: Any) -> list[Row]:
+def _rows(offers: list[Offer], fx: Any, zones: dict[tuple[str, str], list[str]]) -> list[Row]:
+    """The rows the catalogs must hold: every priced offer, AWS's only where its zones were collected
+    (the exporter leaves the others out and says so; the recorded zone answers name p4d/p4de only)."""
     usd = UsdPricer(fx)
     rows: dict[tuple[str, str, str], Row] = {}
     for offer in offers:
         price = usd(offer) if offer.provider in LAYOUTS and offer.pricing in ("on_demand", "spot") else None
-        if price is None:
+        if price is None or (offer.provider == "aws" and not zones.get((offer.region, offer.sku))):
             continue
         name = skypilot_accelerator_name(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
         row = rows.setdefault(
@@ -99,8 +101,8 @@ def exported(offline_round: OfflineRound, tmp_path_factory: pytest.TempPathFacto
     folder = tmp_path_factory.mktemp("skypilot-readback")
     with exported_offline_round(offline_round, folder) as (store, settings):
         offers = [o for o in current_offers(store.cursor(), clock.now_naive()).offers if not o.stale]
-        rows = _rows([o for o in offers if o.availability != "sold_out"], store.fx_table())
         zones = instance_zones(store.cursor(), "aws")
+        rows = _rows([o for o in offers if o.availability != "sold_out"], store.fx_table(), zones)
     plain = settings.export_path / "skypilot"
     assert sorted(p.parent.name for p in plain.glob("*/vms.csv")) == sorted(CLOUDS)
     assert {r.cloud for r in rows} == set(CLOUDS), "the offline data holds offers of every exported cloud"

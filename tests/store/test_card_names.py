@@ -135,6 +135,9 @@ NAMES: dict[str, tuple[str, float, str | None, str | None]] = {
     "RTX6000-Ada": ("RTX6000Ada", 48, "PCIe", "PCIe"),
     "RTXA6000": ("A6000", 48, "PCIe", "PCIe"),
     "Quadro RTX 6000": ("RTX6000", 24, "PCIe", "PCIe"),
+    "Quadro RTX 8000": ("RTX8000", 48, "PCIe", "PCIe"),
+    "Q RTX 8000": ("RTX8000", 48, "PCIe", "PCIe"),
+    "1 x RTX 8000 48 GB": ("RTX8000", 48, "PCIe", "PCIe"),
     "NVIDIA A10G": ("A10G", 24, "PCIe", "PCIe"),
     "T4G": ("T4G", 16, "PCIe", "PCIe"),
     "MI300X": ("MI300X", 192, "OAM", "Infinity Fabric"),
@@ -210,7 +213,6 @@ def test_look_alikes_are_different_cards(one: str, other: str) -> None:
         "RTX 5090 D",
         "NVIDIA RTX 4000 SFF Ada Generation",  # lower bandwidth than the RTX 4000 Ada
         "RTX 3080",
-        "Q RTX 8000",
         "NVIDIA RTX A2000",
         "A100X",  # converged card: the provider's memory decides, in its collector
         "Tesla V100S",

@@ -65,24 +65,24 @@ def test_the_list_scope_asks_types_stock_and_hourly_and_monthly_prices(keyed: Se
     asked = queries(route)
     types = [q for action, q in asked if action == "DescribeInstanceTypes"]
     assert types == [
-        {"InstanceTypeFamily": "ecs.gn7", "MaxResults": "100"},
-        {"InstanceTypeFamily": "ecs.gn7e", "MaxResults": "100"},
-        {"InstanceTypeFamily": "ecs.gn7e", "MaxResults": "100", "NextToken": "e71d8a535bcc11ed9a2e00163e0c8d1f"},
+        {"MinimumGPUAmount": "1", "MaxResults": "100"},
+        {"MinimumGPUAmount": "1", "MaxResults": "100", "NextToken": "e71d8a535bcc11ed9a2e00163e0c8d1f"},
     ]
     stock = sorted((q["RegionId"], q["InstanceChargeType"]) for a, q in asked if a == "DescribeAvailableResource")
     assert stock == [(r, c) for r in ("cn-beijing", "cn-hangzhou", "cn-shanghai") for c in ("PostPaid", "PrePaid")]
     prices = [q for action, q in asked if action == "DescribePrice"]
     assert {q["PriceUnit"] for q in prices} == {"Hour", "Month"} and all(q["Period"] == "1" for q in prices)
     assert all("SpotStrategy" not in q and q["ResourceType"] == "instance" for q in prices)
-    assert len(prices) == 12  # beijing 4 types x 2 + hangzhou 2 x 2; shanghai sells no A100
+    # beijing 12 hourly + 7 monthly, hangzhou 3 + 3, shanghai 2 + 1: every known GPU type listed
+    assert len(prices) == 28
     hosts = {c.request.url.host for c in route.calls if c.request.headers["x-acs-action"] == "DescribePrice"}
-    assert hosts == {"ecs.cn-beijing.aliyuncs.com", "ecs.cn-hangzhou.aliyuncs.com"}
+    assert hosts == {f"ecs.{region}.aliyuncs.com" for region in ("cn-beijing", "cn-hangzhou", "cn-shanghai")}
     quotes = AliyunCollector(keyed).parse(fetched)
-    assert {q.pricing for q in quotes} == {Pricing.ON_DEMAND, Pricing.MONTHLY} and len(quotes) == 12
+    assert {q.pricing for q in quotes} == {Pricing.ON_DEMAND, Pricing.MONTHLY} and len(quotes) == 28
 
 
 @respx.mock
-def test_the_spot_scope_prices_every_listed_zone(keyed: Settings) -> None:
+def test_the_spot_scope_prices_the_zones_with_stock(keyed: Settings) -> None:
     route = respx.get(url__regex=r"^https://ecs\.").mock(side_effect=answer_from_fixtures)
     fetched = asyncio.run(_fetch(keyed.model_copy(update={"regions": {"aliyun": ["cn-beijing"]}}), "spot"))
     asked = queries(route)
@@ -93,14 +93,15 @@ def test_the_spot_scope_prices_every_listed_zone(keyed: Settings) -> None:
     ]  # fmt: skip
     zones = sorted((q["InstanceType"], q["ZoneId"]) for a, q in asked if a == "DescribePrice")
     assert zones == [
-        ("ecs.gn7-c12g1.3xlarge", "cn-beijing-i"),
-        ("ecs.gn7e-c16g1.4xlarge", "cn-beijing-i"),
-        ("ecs.gn7e-c16g1.4xlarge", "cn-beijing-l"),
+        ("ecs.gn6i-c4g1.xlarge", "cn-beijing-i"),  # -l lists it without stock: not asked
+        ("ecs.gn7-c12g1.3xlarge", "cn-beijing-i"),  # no zone has stock: the one listed, for a sold-out price
+        ("ecs.gn7e-c16g1.4xlarge", "cn-beijing-i"),  # -l lists it without stock: not asked
     ]
     assert all(
         q["SpotStrategy"] == "SpotAsPriceGo" and q["PriceUnit"] == "Hour" for a, q in asked if a == "DescribePrice"
     )
     assert {q.sku: q.price for q in AliyunCollector(keyed).parse(fetched)} == {
+        "ecs.gn6i-c4g1.xlarge": 1.48,
         "ecs.gn7-c12g1.3xlarge": 5.428,
         "ecs.gn7e-c16g1.4xlarge": 6.948,
     }
@@ -111,7 +112,7 @@ def test_the_base_url_carries_every_call_and_the_signature_covers_its_host(keyed
     route = respx.get(url__startswith="http://127.0.0.1:9321/").mock(side_effect=answer_from_fixtures)
     local = keyed.model_copy(update={"base_urls": {"aliyun": "http://127.0.0.1:9321"}})
     asyncio.run(_fetch(local, "list"))
-    assert route.call_count == 21
+    assert route.call_count == 2 + 6 + 28  # type pages, stock, prices
     for call in route.calls:
         assert call.request.headers["host"] == "127.0.0.1:9321"
         assert "host" in AUTHORIZATION.match(call.request.headers["Authorization"])["signed"].split(";")
@@ -180,7 +181,7 @@ def test_server_errors_are_retried_then_fail(keyed: Settings) -> None:
 
 @respx.mock
 def test_paging_that_repeats_its_token_is_refused(keyed: Settings) -> None:
-    page = json.loads(fixture_bytes("aliyun", "instance_types_gn7e_page1.json"))
+    page = json.loads(fixture_bytes("aliyun", "instance_types_page1.json"))
     respx.get(url__regex=r"^https://ecs\.").mock(return_value=httpx.Response(200, json=page))
     with pytest.raises(FetchError, match=r"NextToken .* repeats"):
         asyncio.run(_fetch(keyed, "list"))

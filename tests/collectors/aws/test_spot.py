@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import Counter
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -16,12 +17,14 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
 
 from collectors.aws import AwsCollector, bulk, spot
+from collectors.aws.instance_types import WHOLE_GPU_TYPES
 from collectors.base import Fetched, RawResponse
 from collectors.errors import FetchError, MissingCredentials, ParseError
 from collectors.http import Http, make_client
 from collectors.replay import Replay, serve_replay
 from pricedb.models import Pricing
 from pricedb.settings import Settings
+from tests.collectors.aws.test_price_list import EXPECTED as LIST_OFFERS
 from tests.conftest import FIXTURES, OBSERVED, fixture_bytes
 
 KEY, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -115,8 +118,11 @@ def test_the_query_and_next_token_paging(settings: Settings, keys: None) -> None
     fetched = run(_fetch(east_only(settings)))
     first, second = (form(call.request) for call in route.calls)
     assert first["Action"] == ["DescribeSpotPriceHistory"] and first["Version"] == ["2016-11-15"]
-    assert first["ProductDescription.1"] == ["Linux/UNIX"]
-    assert (first["InstanceType.1"], first["InstanceType.2"]) == (["p4d.24xlarge"], ["p4de.24xlarge"])
+    assert first["ProductDescription.1"] == ["Linux/UNIX"] and first["MaxResults"] == ["1000"]
+    asked = [first[f"InstanceType.{n}"][0] for n in range(1, len(WHOLE_GPU_TYPES) + 1)]
+    assert asked == sorted(WHOLE_GPU_TYPES) and f"InstanceType.{len(asked) + 1}" not in first
+    assert {"p4d.24xlarge", "p5.48xlarge", "g6e.xlarge", "g4dn.xlarge"} <= set(asked)
+    assert not {"g6f.large", "gr6f.4xlarge"} & set(asked)  # fractional types are not asked for
     assert (first["Filter.1.Name"], first["Filter.1.Value.1"]) == (["availability-zone"], ["us-east-1*"])
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", first["StartTime"][0])
     assert "NextToken" not in first
@@ -197,7 +203,7 @@ def test_without_credentials_spot_is_not_covered_and_list_prices_still_parse(
     assert spot_route.call_count == 0
     quotes = AwsCollector(settings).parse(fetched)
     assert {q.pricing for q in quotes} == {Pricing.ON_DEMAND, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y}
-    assert len(quotes) == 4
+    assert len(quotes) == len([k for k in LIST_OFFERS if k[0] == "us-east-1"])
 
 
 @respx.mock
@@ -232,7 +238,7 @@ def test_spot_errors_do_not_cost_the_list_prices(settings: Settings, keys: None,
     respx.post(EAST).mock(side_effect=auth_failure)
     fetched = run(_fetch(east_only(settings), scope=None, workdir=tmp_path))
     assert "AuthFailure" in fetched.not_covered[Pricing.SPOT]
-    assert len(AwsCollector(settings).parse(fetched)) == 4
+    assert len(AwsCollector(settings).parse(fetched)) == len([k for k in LIST_OFFERS if k[0] == "us-east-1"])
 
 
 @respx.mock
@@ -301,17 +307,52 @@ def test_a_spot_page_needs_its_region_label() -> None:
         spot.parse_spot([raw_page(page("us-east-1", 1), label="spot")], AwsCollector.quote)
 
 
-def test_other_products_and_instance_types_are_ignored() -> None:
+def test_other_products_and_unknown_instance_types_are_ignored_and_fractional_ones_are_slices() -> None:
+    body = page("us-west-2", 1).replace(b"<instanceType>p4de.24xlarge", b"<instanceType>g6f.large")
+    windows = page("us-west-2", 1).replace(b"Linux/UNIX", b"Windows")
+    unknown = page("us-west-2", 1).replace(b"<instanceType>p4d.24xlarge", b"<instanceType>p6-b300.48xlarge")
+    skipped: Counter[str] = Counter()
+    quotes = spot.parse_spot(
+        [
+            raw_page(body, "spot:us-west-2:1"),
+            raw_page(windows, "spot:us-west-2:2"),
+            raw_page(unknown, "spot:us-west-2:3"),
+        ],
+        AwsCollector.quote,
+        skipped,
+    )
+    assert [(q.sku, q.price, q.notes, q.gpu_fraction) for q in quotes] == [
+        ("g6f.large", 10.9991, "only zone: us-west-2b (usw2-az1)", 0.125),  # a slice, never a whole L4
+        ("p4d.24xlarge", 7.9992, "only zone: us-west-2b (usw2-az1)", None),
+        ("p4de.24xlarge", 10.9991, "only zone: us-west-2b (usw2-az1)", None),
+    ]
+    assert set(skipped) == {"p6-b300.48xlarge: GPU family 'p6-b300' not in the table (card unknown)"}
+
+
+def test_every_gpu_family_gets_its_cards_from_the_table() -> None:
+    """A spot answer for other families: each quote carries its family's card and GPUs per size."""
     body = (
         page("us-west-2", 1)
-        .replace(b"<instanceType>p4de.24xlarge", b"<instanceType>p5.48xlarge")
-        .replace(b"7.999200</spotPrice>", b"7.999200</spotPrice>", 1)
+        .replace(b"<instanceType>p4d.24xlarge", b"<instanceType>g6e.12xlarge")
+        .replace(b"<instanceType>p4de.24xlarge", b"<instanceType>p5.4xlarge")
     )
-    windows = page("us-west-2", 1).replace(b"Linux/UNIX", b"Windows")
-    quotes = spot.parse_spot(
-        [raw_page(body, "spot:us-west-2:1"), raw_page(windows, "spot:us-west-2:2")], AwsCollector.quote
-    )
-    assert [(q.sku, q.price, q.notes) for q in quotes] == [("p4d.24xlarge", 7.9992, "only zone: us-west-2b (usw2-az1)")]
+    quotes = {q.sku: q for q in spot.parse_spot([raw_page(body, "spot:us-west-2:1")], AwsCollector.quote)}
+    cards = {sku: (q.gpu_model, q.gpu_memory_gb, q.gpu_count, q.form_factor) for sku, q in quotes.items()}
+    assert cards == {"g6e.12xlarge": ("L40S", 48.0, 4, "PCIe"), "p5.4xlarge": ("H100", 80.0, 1, "SXM5")}
+
+
+@respx.mock
+def test_more_instance_types_than_one_batch_are_asked_for_in_several_requests(
+    settings: Settings, keys: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spot, "BATCH", 30)
+    route = respx.post(EAST).mock(return_value=httpx.Response(200, content=page("us-west-2", 1), headers=XML))
+    fetched = run(_fetch(east_only(settings)))
+    asked = [form(call.request) for call in route.calls]
+    per_request = [[v[0] for k, v in sorted(f.items()) if k.startswith("InstanceType.")] for f in asked]
+    assert len(asked) == -(-len(WHOLE_GPU_TYPES) // 30) and all(len(types) <= 30 for types in per_request)
+    assert sorted(t for types in per_request for t in types) == sorted(WHOLE_GPU_TYPES)
+    assert [r.label for r in fetched.responses] == [f"spot:us-east-1:{n}" for n in range(1, len(asked) + 1)]
 
 
 def test_zone_ids_alone_are_enough() -> None:
@@ -332,12 +373,13 @@ def test_ec2_error_reads_code_and_message_from_a_truncated_snippet() -> None:
 # ----- offline: the signed path against the replayed fixtures -----------------------------------
 def test_replay_manifest_matches_the_requests_the_collector_sends() -> None:
     replay = Replay.load(FIXTURES, "aws")
+    (batch,) = spot.batches()
     for region in ("us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"):
-        body = spot.request_body(region, OBSERVED).encode()
+        body = spot.request_body(region, OBSERVED, batch).encode()
         route = replay.find("POST", spot.endpoint(region), body)
         assert route is not None and route.file.name == f"spot_{region}_page1.xml"
     token = re.search(rb"<nextToken>([^<]+)</nextToken>", page("us-east-1", 1))[1].decode()
-    second = replay.find("POST", EAST, spot.request_body("us-east-1", OBSERVED, token).encode())
+    second = replay.find("POST", EAST, spot.request_body("us-east-1", OBSERVED, batch, token).encode())
     assert second is not None and second.file.name == "spot_us-east-1_page2.xml"
 
 
@@ -349,7 +391,8 @@ def test_a_local_replay_server_behind_the_base_url_gets_signed_requests(
         fetched = run(_fetch(local, scope=None, workdir=tmp_path))
         seen = list(server.requests)
     quotes = AwsCollector(local).parse(fetched)
-    assert fetched.not_covered == {} and len(quotes) == 18
+    assert fetched.not_covered == {} and {q.pricing for q in quotes} == set(Pricing) - {Pricing.MONTHLY}
+    assert len([q for q in quotes if q.pricing is Pricing.SPOT]) == 8
     posts = [headers for method, _, headers, _ in seen if method == "POST"]
     # Spot: us-east-1 twice (two pages), the other three regions once; zones (collectors.aws.zones):
     # one DescribeAvailabilityZones per region, DescribeInstanceTypeOfferings twice for us-east-1.

@@ -13,6 +13,7 @@ import pytest
 import respx
 
 from collectors.aws import zones
+from collectors.aws.instance_types import GPU_TYPES
 from collectors.base import RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http, make_client
@@ -60,7 +61,8 @@ def test_zone_ids_of_every_page_are_collected_with_the_list_prices(
     offerings = forms[1]
     assert offerings["LocationType"] == ["availability-zone-id"] and offerings["MaxResults"] == ["1000"]
     assert [offerings["Filter.1.Name"], offerings["Filter.2.Name"]] == [["instance-type"], ["location"]]
-    assert {offerings["Filter.1.Value.1"][0], offerings["Filter.1.Value.2"][0]} == {"p4d.24xlarge", "p4de.24xlarge"}
+    asked = [offerings[f"Filter.1.Value.{n}"][0] for n in range(1, len(GPU_TYPES) + 1)]
+    assert asked == sorted(GPU_TYPES) and {"p4d.24xlarge", "g6f.large", "p5.48xlarge"} <= set(asked)
     assert sorted(v[0] for k, v in offerings.items() if k.startswith("Filter.2.Value.")) == [
         f"use1-az{n}" for n in range(1, 7)
     ]

@@ -16,10 +16,11 @@ from collectors.azure.query import MAX_PAGES, first_page_url, odata_filter, walk
 from collectors.errors import FetchError
 from collectors.http import Http, make_client
 from collectors.replay import Replay, ReplayTransport, serve_replay
+from tests.collectors.azure.test_parse import EXPECTED
 from tests.conftest import FIXTURES, fixture_bytes
 from tests.helpers import Sleeps
 
-PAGES = ("retail_prices_page1.json", "retail_prices_page2.json", "retail_prices_page3.json")
+PAGES = tuple(f"retail_prices_page{n}.json" for n in (1, 2, 3, 4))
 URLS = [route["url"] for route in json.loads((FIXTURES / "azure" / "replay.json").read_text())["routes"]]
 HOST, PATH = "prices.azure.com", "/api/retail/prices"
 
@@ -42,7 +43,7 @@ def query(request: httpx.Request) -> dict[str, str]:
 def pages_by_skip(request: httpx.Request) -> httpx.Response:
     """Answer like the API: the page that `$skip` asks for."""
     skip = query(request).get("$skip", "0")
-    number = {"0": 1, "100": 2, "200": 3}[skip]
+    number = int(skip) // 100 + 1
     return httpx.Response(
         200, content=fixture_bytes("azure", PAGES[number - 1]), headers={"content-type": "application/json"}
     )
@@ -61,14 +62,14 @@ async def test_walk_follows_next_page_links_to_the_end(settings) -> None:
     with respx.mock(assert_all_mocked=True) as mock:
         route = mock.get(host=HOST, path=PATH).mock(side_effect=pages_by_skip)
         collector, fetched = await run_fetch(settings)
-    assert route.call_count == 3
+    assert route.call_count == 4
     sent = [query(call.request) for call in route.calls]
-    assert [q.get("$skip") for q in sent] == [None, "100", "200"]
+    assert [q.get("$skip") for q in sent] == [None, "100", "200", "300"]
     assert all(q["$filter"] == odata_filter() for q in sent)
     assert [raw.url for raw in fetched.responses] == URLS  # as the provider knows them, `:443` included
-    assert [raw.label for raw in fetched.responses] == [f"all-regions page {n}" for n in (1, 2, 3)]
+    assert [raw.label for raw in fetched.responses] == [f"all-regions page {n}" for n in (1, 2, 3, 4)]
     assert fetched.notes == []
-    assert len(collector.parse(fetched)) == 21
+    assert len(collector.parse(fetched)) == len(EXPECTED)
 
 
 async def test_base_url_override_applies_to_the_first_url_and_every_next_page_link(settings) -> None:
@@ -76,7 +77,7 @@ async def test_base_url_override_applies_to_the_first_url_and_every_next_page_li
     with respx.mock(assert_all_mocked=True) as mock:  # any request to prices.azure.com would fail
         route = mock.get(host="mirror.test", port=8080, path=PATH).mock(side_effect=pages_by_skip)
         collector, fetched = await run_fetch(settings)
-    assert route.call_count == 3
+    assert route.call_count == 4
     assert {(c.request.url.scheme, c.request.url.host, c.request.url.port) for c in route.calls} == {
         ("http", "mirror.test", 8080)
     }
@@ -96,8 +97,8 @@ async def test_429_with_retry_after_is_retried_after_the_hinted_delay(settings) 
         route = mock.get(host=HOST, path=PATH).mock(side_effect=first_throttled)
         _, fetched = await run_fetch(settings, sleep=sleeps)
     assert sleeps.delays == [7.0]
-    assert route.call_count == 4
-    assert len(fetched.responses) == 3
+    assert route.call_count == 5
+    assert len(fetched.responses) == 4
 
 
 async def test_5xx_is_retried_then_the_walk_completes(settings) -> None:
@@ -114,9 +115,9 @@ async def test_5xx_is_retried_then_the_walk_completes(settings) -> None:
     with respx.mock(assert_all_mocked=True) as mock:
         route = mock.get(host=HOST, path=PATH).mock(side_effect=flaky_second_page)
         _, fetched = await run_fetch(settings, sleep=sleeps)
-    assert route.call_count == 5
+    assert route.call_count == 6
     assert len(sleeps.delays) == 2
-    assert len(fetched.responses) == 3
+    assert len(fetched.responses) == 4
 
 
 async def test_timeouts_end_in_a_fetch_error(settings) -> None:
@@ -176,11 +177,11 @@ async def test_page_cap_stops_an_endless_walk(settings) -> None:
             http = Http(client, "azure", settings)
             with pytest.raises(FetchError, match="passed 2 pages without an end"):
                 await walk(http, first_page_url(odata_filter()), "capped", notes, max_pages=2)
-    assert MAX_PAGES >= 50
+    assert MAX_PAGES >= 300  # the N-series over every region is about 150 pages
 
 
 async def test_a_full_last_page_without_a_link_is_noted_as_possibly_truncated(settings) -> None:
-    full = page(3)
+    full = page(4)
     full["Items"] = (full["Items"] * 10)[:100]
     full["Count"] = 100
     with respx.mock(assert_all_mocked=True) as mock:
@@ -192,7 +193,7 @@ async def test_a_full_last_page_without_a_link_is_noted_as_possibly_truncated(se
 
 async def test_configured_regions_are_walked_one_by_one(settings) -> None:
     settings = settings.model_copy(update={"regions": {"azure": ["eastus", "westus3"]}})
-    last = page(3)
+    last = page(4)
 
     with respx.mock(assert_all_mocked=True) as mock:
         route = mock.get(host=HOST, path=PATH).mock(return_value=httpx.Response(200, json=last))
@@ -210,7 +211,7 @@ async def test_offline_replay_serves_the_whole_walk(settings) -> None:
         fetched = await collector.fetch(Http(client, "azure", settings), collector.scope("all"))
     assert [raw.url for raw in fetched.responses] == URLS
     quotes = collector.parse(fetched)
-    assert len(quotes) == 21
+    assert len(quotes) == len(EXPECTED)
     assert {q.pricing.value for q in quotes} == {"on_demand", "spot", "reserved_1y", "reserved_3y"}
 
 
@@ -218,7 +219,7 @@ async def test_local_replay_server_stands_in_through_the_base_url(settings) -> N
     with serve_replay([Replay.load(FIXTURES, "azure")]) as server:
         local = settings.model_copy(update={"base_urls": {"azure": server.url}})
         collector, fetched = await run_fetch(local)
-    assert [urlsplit(path).path for _, path, _, _ in server.requests] == [PATH] * 3
+    assert [urlsplit(path).path for _, path, _, _ in server.requests] == [PATH] * 4
     skips = [dict(parse_qsl(urlsplit(path).query)).get("$skip") for _, path, _, _ in server.requests]
-    assert skips == [None, "100", "200"]
-    assert len(collector.parse(fetched)) == 21
+    assert skips == [None, "100", "200", "300"]
+    assert len(collector.parse(fetched)) == len(EXPECTED)

@@ -1,6 +1,7 @@
-"""E2E Networks, fetching: the page URL and its `GPUPRICE_E2E_BASE_URL` rewrite, retries on 5xx and
-429 (with Retry-After), timeouts and an error page ending in a FetchError (respx), and the offline
-replay through the manifest. Nothing here reaches the network."""
+"""E2E Networks, fetching the public page (no plan-API credentials set): the page URL and its
+`GPUPRICE_E2E_BASE_URL` rewrite, retries on 5xx and 429 (with Retry-After), timeouts and an error page
+ending in a FetchError (respx), and the offline replay through the manifest. Nothing here reaches the
+network."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tests.conftest import FIXTURES, fixture_bytes
 
 pytestmark = pytest.mark.anyio
 HTML = {"content-type": "text/html; charset=utf-8"}
+PAGE_OFFERS = 44  # the recorded page's priced GPU plans and terms (test_parse checks each one)
 
 
 @pytest.fixture
@@ -51,7 +53,12 @@ async def test_fetch_reads_the_public_pricing_page(settings) -> None:
     assert route.call_count == 1
     assert route.calls[0].request.headers["User-Agent"].startswith("gpuprice/")
     assert [(raw.url, raw.label, raw.status) for raw in fetched.responses] == [(PRICING_URL, "pricing page", 200)]
-    assert len(collector.parse(fetched)) == 21
+    assert fetched.notes[0] == (
+        "source: E2E's public pricing page (GPUPRICE_E2E_API_KEY, GPUPRICE_E2E_AUTH_TOKEN, "
+        "GPUPRICE_E2E_PROJECT_ID not set for the plan API)"
+    )
+    assert fetched.notes[1].startswith("unknown GPU, not collected: plan GDC.RTX3080-8.30GB")
+    assert len(collector.parse(fetched)) == PAGE_OFFERS
 
 
 async def test_base_url_setting_sends_the_request_to_the_mirror(settings) -> None:
@@ -119,7 +126,7 @@ async def test_offline_replay_serves_the_recorded_page(settings) -> None:
     settings = settings.model_copy(update={"offline": True, "base_urls": {"e2e": "http://ignored.test"}})
     collector, fetched = await run_fetch(settings, transport=ReplayTransport(Replay.load(FIXTURES, "e2e")))
     assert fetched.responses[0].body == fixture_bytes("e2e", "pricing.html")
-    assert len(collector.parse(fetched)) == 21
+    assert len(collector.parse(fetched)) == PAGE_OFFERS
 
 
 async def test_local_replay_server_stands_in_through_the_base_url(settings) -> None:
@@ -127,4 +134,4 @@ async def test_local_replay_server_stands_in_through_the_base_url(settings) -> N
         local = settings.model_copy(update={"base_urls": {"e2e": server.url}})
         collector, fetched = await run_fetch(local)
     assert [(method, path) for method, path, _, _ in server.requests] == [("GET", "/pricing")]
-    assert len(collector.parse(fetched)) == 21
+    assert len(collector.parse(fetched)) == PAGE_OFFERS

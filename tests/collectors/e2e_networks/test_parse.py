@@ -1,29 +1,34 @@
-"""E2E Networks, parsing the pricing page: the exact A100 offers in the recorded page, each pricing
-model normalized INR → CNY with the ECB fixture rates, GST and per-minute billing recorded, and a
-changed page failing loudly. Offline: fixtures only."""
+"""E2E Networks, parsing the pricing page: every GPU plan of the recorded page, each offer's card,
+memory and count checked against its row; the exact A100 offers with their prices; a card the table
+lacks reported, not guessed; each pricing model normalized INR → CNY with the ECB fixture rates, GST
+and per-minute billing recorded; a changed page failing loudly. Offline: fixtures only."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from selectolax.lexbor import LexborHTMLParser
 
 from api.cheapest import billed_hours_for, job_cost
 from collectors.base import Fetched
 from collectors.e2e import E2eCollector
-from collectors.e2e.collector import PLACEHOLDER_NOTE, PRICING_URL
+from collectors.e2e.collector import PRICING_URL
 from collectors.e2e.page import Term, gpu_count_of, read_price
+from collectors.e2e.plans import PLACEHOLDER_NOTE
 from collectors.errors import ParseError
 from collectors.sanity import check_quotes
 from pricedb.models import Availability, Pricing, Unit
 from pricedb.normalize import normalize
 from pricedb.queries import Offer
 from pricedb.settings import Settings
-from tests.conftest import fetched_of, raw_fixture
+from tests.conftest import fetched_of, fixture_bytes, raw_fixture
 
 OD, MO, R1 = Pricing.ON_DEMAND, Pricing.MONTHLY, Pricing.RESERVED_1Y
 INR_TO_CNY = 6.8095 / 80.5280  # ECB 2022-07-08 (fixtures/fx): CNY and INR per EUR
 
-# (sku, pricing) -> INR as published (per hour; per whole term for the committed plans)
-EXPECTED = {
+# (sku, pricing) -> INR as published (per hour; per whole term for the committed plans): the A100 plans
+A100_EXPECTED = {
     ("GDC3.A10080-16.115GB", OD): 226.0,
     ("GDC3.A10080-16.115GB", MO): 146000.0,
     ("GDC3.A10080-16.115GB", R1): 1584000.0,
@@ -46,17 +51,12 @@ EXPECTED = {
     ("GDC.4xA10040-64.460GB", MO): 440000.0,
     ("GDC.8xA10040-128.920GB", OD): 1360.0,
 }
-HARDWARE = {  # sku -> (gpu_count, gpu_memory_gb)
-    "GDC3.A10080-16.115GB": (1, 80.0),
-    "GDC3.2xA10080-32.230GB": (2, 80.0),
-    "GDC3.4xA10080-64.460GB": (4, 80.0),
-    "GDC3.8xA10080-128.920GB": (8, 80.0),
-    "GDC.A10040-16.115GB": (1, 40.0),
-    "GDC.2xA10040-32.230GB": (2, 40.0),
-    "GDC.4xA10040-64.460GB": (4, 40.0),
-    "GDC.8xA10040-128.920GB": (8, 40.0),
-}
-REAL = {("GDC3.A10080-16.115GB", OD)}  # the one published figure in the fixture (fixtures/README.md)
+UNKNOWN = {"GDC.RTX3080-8.30GB"}  # an RTX 3080 10 GB: a card the card table does not have
+# The page's price columns (after Plan, GPU, vCPUs, RAM, Storage) -> the pricing each becomes, if any.
+COLUMNS = ((5, OD), (6, MO), (7, None), (8, R1))  # Hourly, 30 Days, 90 Days (no pricing), 365 Days
+GPU_CELL = re.compile(r"^(\d+) x (.+) (\d+) GB$")  # "2 x A100 80 GB"
+# the published figures in the fixture (fixtures/README.md): E2E's own A100 figure, a crawl's H100 one
+REAL = {("GDC3.A10080-16.115GB", OD), ("GDC-A.H100-1.120GB", OD)}
 
 
 def page(name: str = "pricing.html") -> Fetched:
@@ -72,16 +72,42 @@ def by_key(quotes):
     return {(q.sku, q.pricing): q for q in quotes}
 
 
-def test_exactly_the_a100_offers_of_the_page_with_their_published_prices(quotes) -> None:
-    assert {key: q.price for key, q in by_key(quotes).items()} == EXPECTED
-    assert len(quotes) == len(EXPECTED)  # no duplicates
-    assert not any("H100" in q.sku or "L40S" in q.sku for q in quotes)
+def gpu_rows() -> dict[str, list[str]]:
+    """The GPU table's rows of the recorded page, cell texts by plan name (the first of a plan shown twice)."""
+    page_tree = LexborHTMLParser(fixture_bytes("e2e", "pricing.html").decode())
+    rows: dict[str, list[str]] = {}
+    for tr in page_tree.css("table.gpu-pricing-table tbody tr"):
+        cells = [td.text(strip=True) for td in tr.css("td")]
+        rows.setdefault(cells[0], cells)
+    return rows
 
 
-def test_gpu_identity_comes_from_the_gpu_column(quotes) -> None:
+def test_every_offer_has_the_card_memory_count_and_prices_of_its_row(quotes) -> None:
+    rows = gpu_rows()
+    offered = {(sku, pricing) for sku, cells in rows.items() for col, pricing in COLUMNS
+               if pricing and any(ch.isdigit() for ch in cells[col])}  # fmt: skip
+    assert set(by_key(quotes)) == {(sku, pricing) for sku, pricing in offered if sku not in UNKNOWN}
+    assert len(quotes) == len(by_key(quotes))  # no duplicates
     for q in quotes:
-        assert (q.gpu_count, q.gpu_memory_gb) == HARDWARE[q.sku], q.sku
-        assert q.gpu_model == "A100"
+        count, card, memory = GPU_CELL.match(rows[q.sku][1]).groups()
+        assert (q.gpu_model, q.gpu_memory_gb, q.gpu_count) == (card.replace(" ", ""), float(memory), int(count)), q.sku
+        assert (q.vcpus, q.memory_gib) == (int(rows[q.sku][2]), float(rows[q.sku][3].removesuffix(" GB")))
+        column = next(col for col, pricing in COLUMNS if pricing is q.pricing)
+        assert q.price == float(re.sub(r"[^\d.]", "", rows[q.sku][column])), (q.sku, q.pricing)
+    assert len({q.gpu_model for q in quotes}) == 10
+
+
+def test_exactly_the_a100_offers_of_the_page_with_their_published_prices(quotes) -> None:
+    a100 = {key: q.price for key, q in by_key(quotes).items() if q.gpu_model == "A100"}
+    assert a100 == A100_EXPECTED
+
+
+def test_a_card_the_table_lacks_is_reported_by_plan_not_guessed() -> None:
+    collector = E2eCollector(Settings())
+    assert not any(q.sku in UNKNOWN for q in collector.parse(page()))
+    assert collector.left_out(page()) == [
+        "unknown GPU, not collected: plan GDC.RTX3080-8.30GB (no GPU rule matches '1 x RTX 3080 10 GB')"
+    ]
 
 
 def test_every_quote_is_inr_without_gst_and_says_so(quotes) -> None:
@@ -122,7 +148,7 @@ def test_placeholders_are_marked_and_the_published_figure_is_not(quotes) -> None
 
 def test_fixture_quotes_pass_the_shared_sanity_checks(quotes, fx_table, settings) -> None:
     accepted, rejected = check_quotes(quotes, fx_table, settings)
-    assert rejected == [] and len(accepted) == len(EXPECTED)
+    assert rejected == [] and len(accepted) == len(quotes)
 
 
 def test_on_demand_normalizes_inr_to_cny_per_hour_gpu_and_gb(quotes, fx_table, settings) -> None:
@@ -170,9 +196,9 @@ def test_job_cost_of_each_pricing_model(quotes, fx_table, settings) -> None:
     assert (year.billed_hours, year.total_cny) == (pytest.approx(8760.0), pytest.approx(1584000 * INR_TO_CNY))
 
 
-def test_a_page_without_a100_rows_fails_naming_what_was_looked_for() -> None:
-    with pytest.raises(ParseError, match=r"no A100 row in the GPU price table \(looked for 'A100' in the GPU column"):
-        E2eCollector(Settings()).parse(page("pricing_no_a100.html"))
+def test_a_page_without_gpu_rows_fails_instead_of_storing_nothing() -> None:
+    with pytest.raises(ParseError, match=r"no priced GPU plan in the GPU price table \(0 rows\); has the page changed"):
+        E2eCollector(Settings()).parse(page("pricing_no_gpu_rows.html"))
 
 
 def test_a_redesigned_page_without_a_gpu_table_fails_listing_the_tables_seen() -> None:

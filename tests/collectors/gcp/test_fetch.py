@@ -24,6 +24,7 @@ from collectors.runner import run_provider
 from pricedb.models import RunStatus
 from pricedb.redact import redact
 from pricedb.store import PriceStore
+from tests.collectors.gcp.test_parse import EXPECTED as GCP_OFFERS
 from tests.conftest import FIXTURES, fixture_bytes
 from tests.helpers import Sleeps
 
@@ -76,7 +77,7 @@ async def test_walk_follows_next_page_tokens_sending_the_key(keyed) -> None:
     assert [raw.url for raw in fetched.responses] == URLS  # recorded without the key
     assert [raw.label for raw in fetched.responses] == ["page 1", "page 2", "page 3"]
     quotes = collector.parse(fetched)
-    assert len(quotes) == 46
+    assert len(quotes) == len(GCP_OFFERS)
     assert not any(KEY in (q.source_url + (q.notes or "")) for q in quotes)
 
 
@@ -249,7 +250,7 @@ async def test_offline_replay_serves_the_whole_walk_without_a_key(settings) -> N
         fetched = await collector.fetch(Http(client, "gcp", offline), collector.scope("all"))
     assert [raw.url for raw in fetched.responses] == URLS
     assert all("key" not in query(request) for request in seen)  # recorded answers get no key
-    assert len(collector.parse(fetched)) == 46
+    assert len(collector.parse(fetched)) == len(GCP_OFFERS)
 
 
 async def test_local_replay_server_stands_in_through_the_base_url(keyed) -> None:
@@ -259,4 +260,4 @@ async def test_local_replay_server_stands_in_through_the_base_url(keyed) -> None
     paths = [urlsplit(path) for _, path, _, _ in server.requests]
     assert [p.path for p in paths] == [PATH] * 3
     assert [dict(parse_qsl(p.query)).get("key") for p in paths] == [KEY] * 3
-    assert len(collector.parse(fetched)) == 46
+    assert len(collector.parse(fetched)) == len(GCP_OFFERS)

@@ -1,5 +1,6 @@
-"""GCP collector, parsing: A2 machine prices composed from the recorded SKU pages, per pricing and
-region, every trap left out, shape changes caught, and the shared sanity checks passed."""
+"""GCP collector, parsing: A2 machine and N1 + attached GPU prices composed from the recorded SKU
+pages (A3 and G2 from SKUs added in the tests), per pricing and region, every offer's card, memory
+and count checked, every trap left out, shape changes caught, and the shared sanity checks passed."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from collectors.errors import ParseError
 from collectors.gcp import GcpCollector
 from collectors.gcp import skus as gcp_skus
 from collectors.gcp.machines import MACHINE_TYPES
-from collectors.gcp.skus import Part, classify
+from collectors.gcp.skus import CORE, GPU, LOCAL_SSD, RAM, Part, classify
 from collectors.sanity import check_quotes
+from pricedb.card_names import identify
 from pricedb.models import Pricing, Unit
 from pricedb.normalize import normalize
 from tests.conftest import FIXTURES, OBSERVED, fetched_of, fixture_bytes
@@ -33,13 +35,39 @@ HIGHGPU = {
     "a2-megagpu-16g": (55.739504, 27.34384),
 }
 ULTRA_1G = {OD: 5.06879789, SPOT: 2.546656712, R1: 4.199690411, R3: 3.499997559}
-EXPECTED = {
+A100_EXPECTED = {
     **{(sku, region, OD): od for sku, (od, _) in HIGHGPU.items() for region in AMERICAS},
     **{(sku, region, SPOT): spot for sku, (_, spot) in HIGHGPU.items() for region in AMERICAS},
     **{(f"a2-ultragpu-{n}g", "us-central1", p): n * price for n in (1, 2, 4, 8) for p, price in ULTRA_1G.items()},
 }
-# Prices only traps carry: the DWS GPU, the APAC commitment, N1, licence, PD and Sydney SKUs.
-TRAP_PRICES = {1.846198, 0.0230593, 2.961, 0.021925, 0.204, 0.00898}
+# N1 + attached GPUs, on-demand: n GPUs at Google's list price on n1-standard-4n (0.031611 per vCPU, 0.004237 per GiB).
+N1_GPUS = {"nvidia-tesla-t4": (0.35, (1, 2, 4), AMERICAS), "nvidia-tesla-p100": (1.46, (1, 2, 4), AMERICAS),
+           "nvidia-tesla-v100": (2.48, (1, 2, 4, 8), ("us-central1", "us-west1"))}  # fmt: skip
+EXPECTED = A100_EXPECTED | {
+    (f"n1-standard-{4 * n}+{n}x{gpu}", region, OD): n * price + 4 * n * 0.031611 + 15 * n * 0.004237
+    for gpu, (price, counts, regions) in N1_GPUS.items()
+    for n in counts
+    for region in regions
+}
+# What Google publishes per GPU (its GPU and machine-type pages; independent of collectors.gcp.gpus):
+# the card each accelerator is, and its memory in GB.
+PUBLISHED_CARDS = {"nvidia-tesla-a100": ("NVIDIA A100", 40), "nvidia-a100-80gb": ("NVIDIA A100", 80),
+                   "nvidia-tesla-t4": ("NVIDIA T4", 16), "nvidia-tesla-p100": ("NVIDIA P100", 16),
+                   "nvidia-tesla-v100": ("NVIDIA V100", 16), "nvidia-h100-80gb": ("NVIDIA H100", 80),
+                   "nvidia-l4": ("NVIDIA L4", 24)}  # fmt: skip
+PUBLISHED_MACHINES = {**{f"a2-highgpu-{n}g": ("nvidia-tesla-a100", n) for n in (1, 2, 4, 8)},
+                      "a2-megagpu-16g": ("nvidia-tesla-a100", 16),
+                      **{f"a2-ultragpu-{n}g": ("nvidia-a100-80gb", n) for n in (1, 2, 4, 8)}}  # fmt: skip
+# Prices only traps carry: the DWS GPU, the APAC commitment, licence, PD, Sydney, A3 Mega and T4 workstation SKUs.
+TRAP_PRICES = {1.846198, 0.0230593, 2.961, 0.021925, 0.204, 0.00898, 11.06, 0.5713}
+
+
+def published(sku: str) -> tuple[str, int]:
+    """(accelerator id, GPUs) of an offer's machine: Google's table, or the N1 SKU's own words."""
+    if sku.startswith("n1-standard-"):
+        count, _, accelerator = sku.partition("+")[2].partition("x")
+        return accelerator, int(count)
+    return PUBLISHED_MACHINES[sku]
 
 
 def bodies() -> list[dict]:
@@ -81,16 +109,126 @@ def test_parse_gives_exactly_the_expected_offers(quotes) -> None:
         assert got[key] == pytest.approx(price, abs=1e-8), key
 
 
+def test_every_offer_has_the_card_memory_and_count_google_publishes_and_its_gpu_sku_names_it(quotes) -> None:
+    skus = {s["skuId"]: s for s in all_skus(bodies())}
+    for q in quotes:
+        accelerator, count = published(q.sku)
+        card, memory = PUBLISHED_CARDS[accelerator]
+        assert (q.gpu_model, q.gpu_memory_gb, q.gpu_count) == (identify(card).model, memory, count), q.sku
+        gpu_sku = skus[q.notes.split("SKUs ")[1].split(" ")[0]]  # the first SKU of the sum is the GPU's
+        assert gpu_sku["category"]["resourceGroup"] == "GPU"
+        assert card.removeprefix("NVIDIA ") in gpu_sku["description"], q.sku
+        assert (f"{memory}GB" in gpu_sku["description"]) == (q.sku.startswith("a2-ultragpu")), q.sku
+        assert q.gpu_fraction is None and q.gpu_partition is None
+
+
 def test_every_quote_is_per_instance_with_the_right_hardware(quotes) -> None:
     shapes = {m.name: m for m in MACHINE_TYPES}
     for q in quotes:
         machine = shapes[q.sku]
-        memory = 80.0 if q.sku.startswith("a2-ultragpu") else 40.0
-        assert (q.provider, q.gpu_model, q.gpu_memory_gb, q.gpu_count) == ("gcp", "A100", memory, machine.gpus)
-        assert (q.form_factor, q.interconnect, q.currency, q.unit) == ("SXM4", "NVLink", "USD", Unit.HOUR)
+        assert (q.provider, q.gpu_count, q.vcpus, q.memory_gib) == ("gcp", machine.gpus, machine.vcpus, machine.ram_gib)
+        if q.gpu_model == "A100":
+            assert (q.form_factor, q.interconnect) == ("SXM4", "NVLink")
+        assert (q.currency, q.unit) == ("USD", Unit.HOUR)
         assert (q.billing_increment_s, q.billing_minimum_s, q.tax_included) == (1, 60, False)
         assert q.observed_at == OBSERVED and q.source_url in URLS and "key=" not in q.source_url
         assert q.term_hours == {R1: 8760, R3: 26280}.get(q.pricing)
+
+
+def test_the_a100_offers_keep_their_meaning(quotes) -> None:
+    got = {(q.sku, q.region, q.pricing): q.price for q in quotes if q.gpu_model == "A100"}
+    assert got == pytest.approx(A100_EXPECTED, abs=1e-8)
+
+
+def test_n1_offers_say_their_host(quotes) -> None:
+    (t4,) = [q for q in quotes if (q.sku, q.region) == ("n1-standard-8+2xnvidia-tesla-t4", "us-east1")]
+    assert t4.notes.startswith(
+        "2 × T4 GPU 0.35 + 8 vCPU × 0.031611 + 30 GiB × 0.004237 = 1.079998 USD/h (on-demand); "
+        "Google prices the parts, not the machine; the host is n1-standard-8, one choice of many"
+    )
+    assert not [q for q in quotes if q.sku.startswith("n1-") and q.pricing is not OD]  # no N1 spot / CUD SKU here
+
+
+def _with(pages: list[dict], template: str, **changes) -> None:
+    """A copy of the SKU described `template`, changed, added to the first page (prices in tests only)."""
+    sku = copy.deepcopy(sku_by_description(pages, template))
+    price = changes.pop("price")
+    sku.update(skuId=changes.pop("skuId"), description=changes.pop("description"))
+    sku["category"].update(changes)
+    money = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]
+    money.update(units=str(int(price)), nanos=round((price - int(price)) * 1e9))
+    pages[0]["skus"].append(sku)
+
+
+def test_g2_and_a3_machine_types_compose_from_their_family_s_skus(collector) -> None:
+    """G2 (L4) and A3 (H100 80GB): each from its own GPU, core and RAM SKUs (figures made up for the test)."""
+    pages = bodies()
+    _with(
+        pages,
+        "Nvidia Tesla T4 GPU running in Americas",
+        skuId="T1",
+        description="Nvidia L4 GPU running in Americas",
+        price=0.5,
+    )
+    _with(
+        pages,
+        "N1 Predefined Instance Core running in Americas",
+        skuId="T2",
+        description="G2 Instance Core running in Americas",
+        price=0.02,
+    )
+    _with(
+        pages,
+        "N1 Predefined Instance Ram running in Americas",
+        skuId="T3",
+        description="G2 Instance Ram running in Americas",
+        price=0.003,
+    )
+    _with(
+        pages,
+        "Nvidia Tesla T4 GPU running in Americas",
+        skuId="T4",
+        description="Nvidia H100 80GB GPU running in Americas",
+        price=10.0,
+    )
+    _with(
+        pages,
+        "N1 Predefined Instance Core running in Americas",
+        skuId="T5",
+        description="A3 Instance Core running in Americas",
+        price=0.03,
+    )
+    _with(
+        pages,
+        "N1 Predefined Instance Ram running in Americas",
+        skuId="T6",
+        description="A3 Instance Ram running in Americas",
+        price=0.004,
+    )
+    by_key = {(q.sku, q.region, q.pricing): q for q in collector.parse(fetched(pages))}
+    g2 = by_key[("g2-standard-24", "us-east1", OD)]
+    assert (g2.gpu_model, g2.gpu_memory_gb, g2.gpu_count) == ("L4", 24.0, 2)
+    assert g2.price == pytest.approx(2 * 0.5 + 24 * 0.02 + 96 * 0.003)
+    a3 = by_key[("a3-highgpu-8g", "us-central1", OD)]
+    assert (a3.gpu_model, a3.gpu_memory_gb, a3.gpu_count, a3.form_factor) == ("H100", 80.0, 8, "SXM5")
+    assert a3.price == pytest.approx(8 * 10 + 208 * 0.03 + 1872 * 0.004 + 6000 * 0.08 / 730)
+
+
+def test_a_gpu_sku_the_card_table_does_not_know_is_reported_with_its_count(collector) -> None:
+    pages = bodies()
+    _with(
+        pages,
+        "Nvidia Tesla T4 GPU running in Americas",
+        skuId="U1",
+        description="Nvidia Tesla Z9 GPU running in Americas",
+        price=1.0,
+    )
+    quotes, refused = collector.parse_report(fetched(pages))
+    assert quotes and refused == [{
+        "offer": "Nvidia Tesla Z9 GPU running in Americas",
+        "reason": f"unknown GPU, not collected: {gcp_skus.SKIP_UNKNOWN_GPU} (1 items)",
+    }]  # fmt: skip
+    assert collector.parse_report(fetched())[1] == []  # the recorded pages name only known cards
 
 
 def test_notes_spell_out_the_composition(quotes) -> None:
@@ -152,7 +290,7 @@ def test_commitments_cost_the_whole_term(quotes, fx_table, settings) -> None:
 def test_regions_setting_narrows_the_offers(settings) -> None:
     narrowed = GcpCollector(settings.model_copy(update={"regions": {"gcp": ["us-west1"]}})).parse(fetched())
     assert {q.region for q in narrowed} == {"us-west1"}
-    assert {q.sku for q in narrowed} == set(HIGHGPU)
+    assert {q.sku for q in narrowed} == {sku for sku, region, _ in EXPECTED if region == "us-west1"}
 
 
 def test_a_regional_sku_wins_over_the_multi_regional_one(collector) -> None:
@@ -177,14 +315,22 @@ def _sku(description: str) -> dict:
 @pytest.mark.parametrize(
     ("description", "change", "expected"),
     [
-        ("Nvidia Tesla A100 GPU running in Americas", {}, (Part.GPU40, OD)),
-        ("Nvidia Tesla A100 80GB GPU running in Americas", {}, (Part.GPU80, OD)),
-        ("A2 Instance Core running in Americas", {}, (Part.CORE, OD)),
-        ("Spot Preemptible A2 Instance Ram running in Americas", {}, (Part.RAM, SPOT)),
-        ("SSD backed Local Storage", {}, (Part.SSD, OD)),
-        ("Commitment v1: A2 Ram in Americas for 3 Years", {}, (Part.RAM, R3)),
+        ("Nvidia Tesla A100 GPU running in Americas", {}, (Part(GPU, "nvidia-tesla-a100"), OD)),
+        ("Nvidia Tesla A100 80GB GPU running in Americas", {}, (Part(GPU, "nvidia-a100-80gb"), OD)),
+        ("A2 Instance Core running in Americas", {}, (Part(CORE, "a2"), OD)),
+        ("Spot Preemptible A2 Instance Ram running in Americas", {}, (Part(RAM, "a2"), SPOT)),
+        ("SSD backed Local Storage", {}, (LOCAL_SSD, OD)),
+        ("Commitment v1: A2 Ram in Americas for 3 Years", {}, (Part(RAM, "a2"), R3)),
+        ("N1 Predefined Instance Core running in Americas", {}, (Part(CORE, "n1"), OD)),
+        ("Nvidia Tesla T4 GPU running in Americas", {}, (Part(GPU, "nvidia-tesla-t4"), OD)),
+        ("Nvidia Tesla T4 GPU running in Americas", {"description": "Nvidia H100 80GB GPU running in Americas"},
+         (Part(GPU, "nvidia-h100-80gb"), OD)),
         # filed OnDemand, but "attached to Spot Preemptible VMs": spot
-        ("SSD backed Local Storage attached to Spot Preemptible VMs", {"usageType": "OnDemand"}, (Part.SSD, SPOT)),
+        ("SSD backed Local Storage attached to Spot Preemptible VMs", {"usageType": "OnDemand"}, (LOCAL_SSD, SPOT)),
+        ("Nvidia H100 80GB Mega GPU running in Americas", {}, gcp_skus.SKIP_OTHER_GPU),
+        ("Nvidia Tesla T4 Virtual Workstation GPU running in Americas", {}, gcp_skus.SKIP_EXCLUDED),
+        ("A2 Instance Core running in Americas", {"description": "Commitment v1: Cpu in Americas for 1 Year"},
+         gcp_skus.SKIP_OTHER),
         ("A2 Instance Core running in Americas", {"description": "A2 Custom Instance Core running in Americas"},
          gcp_skus.SKIP_OTHER),
         ("Nvidia Tesla A100 GPU running in Americas",
@@ -192,8 +338,8 @@ def _sku(description: str) -> dict:
          gcp_skus.SKIP_EXCLUDED),
         ("Nvidia Tesla A100 GPU running in Americas", {"description": "Reserved Nvidia Tesla A100 GPU in Americas"},
          gcp_skus.SKIP_EXCLUDED),
-        ("Nvidia Tesla A100 GPU running in Americas", {"description": "Nvidia H100 80GB GPU running in Americas"},
-         gcp_skus.SKIP_OTHER_GPU),
+        ("Nvidia Tesla A100 GPU running in Americas", {"description": "Nvidia Tesla Z9 GPU running in Americas"},
+         gcp_skus.SKIP_UNKNOWN_GPU),
         ("Nvidia Tesla A100 GPU running in Americas", {"usageType": "FlexCommit1Yr"}, gcp_skus.SKIP_USAGE),
         ("A2 Instance Ram running in Americas", {"resourceGroup": "N1Standard"}, gcp_skus.SKIP_OTHER),
     ],
@@ -244,11 +390,14 @@ def test_a_sku_missing_a_needed_field_is_a_parse_error_naming_it(collector, path
         collector.parse(fetched(pages))
 
 
-def test_no_a100_sku_is_a_parse_error_with_the_reasons(collector) -> None:
+def test_no_gpu_sku_is_a_parse_error_with_the_reasons(collector) -> None:
     pages = bodies()
     for page in pages:
         page["skus"] = [s for s in page["skus"] if s["category"]["resourceGroup"] != "GPU"]
-    with pytest.raises(ParseError, match=r"no A100 GPU SKU among the \d+ SKUs read .*not a part of an A2 machine"):
+    with pytest.raises(
+        ParseError,
+        match=r"no GPU SKU of a known accelerator among the \d+ SKUs read .*not a part of a GPU machine type",
+    ):
         collector.parse(fetched(pages))
 
 
@@ -256,7 +405,7 @@ def test_gpus_without_any_host_part_is_a_parse_error_not_an_empty_success(collec
     pages = bodies()
     for page in pages:
         page["skus"] = [s for s in page["skus"] if s["category"]["resourceGroup"] == "GPU"]
-    with pytest.raises(ParseError, match=r"no A2 machine type has all its parts priced anywhere: .*A2 vCPU"):
+    with pytest.raises(ParseError, match=r"no machine type has all its parts priced anywhere: .*A2 vCPU"):
         collector.parse(fetched(pages))
 
 

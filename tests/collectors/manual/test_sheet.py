@@ -153,7 +153,7 @@ def test_bad_rows_are_refused_with_file_line_and_reason_and_good_rows_load() -> 
         {"offer": f"{where}:14", "reason": "date_seen 2099-01-01 is in the future"},
         {"offer": f"{where}:15", "reason": "3 fields, the header has 16"},
         {"offer": f"{where}:16",
-         "reason": "gpu_model 'Quadro RTX 8000' is not a GPU gpuprice knows (README, GPUs, lists the cards)"},
+         "reason": "gpu_model 'GeForce RTX 3080' is not a GPU gpuprice knows (README, GPUs, lists the cards)"},
     ]  # fmt: skip
     sold_out = next(q for q in result.quotes if q.sku.startswith("coreweave"))
     assert sold_out.availability is Availability.SOLD_OUT  # written "sold out" in the sheet

@@ -1,7 +1,7 @@
-"""OCI collector: the A100 bare-metal shapes priced per GPU from the recorded Cost Estimator data,
-stored per instance; preemptible only where the estimator allows it (at 50%); one price for every
-commercial region; changed data caught; fetching through respx, the replay transport and a local
-replay server."""
+"""OCI collector: every GPU shape priced per GPU from the recorded Cost Estimator data, stored per
+instance, each offer's card, memory and count checked against its shape row; an unknown card reported,
+never guessed; preemptible only where the estimator allows it (at 50%); one price for every commercial
+region; changed data caught; fetching through respx, the replay transport and a local replay server."""
 
 from __future__ import annotations
 
@@ -60,7 +60,46 @@ def quotes(collector):
     return collector.parse(fetched())
 
 
+# Oracle's compute shapes table: the card each shape-name token means (the token is the card otherwise).
+TOKEN_CARDS = {"GPU2": "P100", "GPU3": "V100", "GPU4": "A100", "A100-v2": "A100"}
+UNKNOWN = {"BM.GPU.B300.8"}  # 262.5 GB per GPU: a B300 size the card table does not have
+
+
+def token_of(name: str) -> str:
+    parts = name.split(".")
+    return parts[2] if len(parts) == 4 else parts[1]
+
+
+def test_every_offer_matches_its_shape_row(quotes) -> None:
+    body, prices = shapes(), products()
+    listed = {i["name"] for i in body["items"] if i["subType"]["value"] == "gpu"}
+    assert {q.sku for q in quotes} == listed - UNKNOWN
+    for q in quotes:
+        row = shape(body, q.sku)
+        assert q.gpu_model == TOKEN_CARDS.get(token_of(q.sku), token_of(q.sku)), q.sku
+        assert q.gpu_count == row["gpuQty"]
+        # gpuMemoryQty is the shape total, or the per-GPU figure (BM.GPU.MI355X.8)
+        assert row["gpuMemoryQty"] in (q.gpu_memory_gb * q.gpu_count, q.gpu_memory_gb), q.sku
+        per_gpu = next(
+            i["currencyCodeLocalizations"][0]["prices"][0]["value"]
+            for i in prices["items"]
+            if i["partNumber"] == row["products"][0]["partNumber"]
+        )
+        expected = per_gpu * row["gpuQty"] * (0.5 if q.pricing is SPOT else 1.0)
+        assert q.price == pytest.approx(expected), q.sku
+        assert (q.pricing is SPOT) <= row["allowPreemptible"]
+
+
+def test_an_unknown_card_is_reported_by_name_not_guessed(collector) -> None:
+    notes = collector.left_out(fetched())
+    assert notes == [
+        "unknown GPU, not collected (the card table lacks it): BM.GPU.B300.8: the estimator lists 2100 GB of "
+        "GPU memory for 8 GPUs (262.5 GB each), a size the card table has no B300 in"
+    ]
+
+
 def test_parse_gives_the_two_a100_shapes_per_instance(quotes) -> None:
+    quotes = [q for q in quotes if q.gpu_model == "A100"]
     assert {(q.sku, q.region, q.pricing): q.price for q in quotes} == {
         ("BM.GPU4.8", "global", OD): 24.4,  # 8 × 3.05 USD per GPU-hour
         ("BM.GPU.A100-v2.8", "global", OD): 32.0,  # 8 × 4.00
@@ -74,7 +113,7 @@ def test_parse_gives_the_two_a100_shapes_per_instance(quotes) -> None:
 
 
 def test_notes_show_the_per_gpu_arithmetic_and_why_there_is_no_preemptible_price(quotes) -> None:
-    notes = {q.sku: q.notes for q in quotes}
+    notes = {q.sku: q.notes for q in quotes if q.sku.startswith("BM.")}
     assert notes["BM.GPU4.8"].startswith(
         "8 GPU × 3.05 USD/GPU-h (part B93544 'OCI - Compute - GPU - E4'; 64 OCPUs included) = 24.4 USD/h per instance"
     )
@@ -82,8 +121,21 @@ def test_notes_show_the_per_gpu_arithmetic_and_why_there_is_no_preemptible_price
     assert all("preemptible capacity does not support bare metal" in n for n in notes.values())
 
 
-def test_the_h100_and_cpu_shapes_are_left_out(quotes) -> None:
-    assert {q.sku for q in quotes} == {"BM.GPU4.8", "BM.GPU.A100-v2.8"}
+def test_cpu_shapes_are_left_out(quotes) -> None:
+    assert not {"BM.DenseIO.E5.128", "BM.Standard.E4.128"} & {q.sku for q in quotes}
+
+
+def test_the_old_generations_name_no_card_and_get_oracles_table(quotes) -> None:
+    by_sku = {q.sku: q for q in quotes if q.pricing is OD}
+    cards = {sku: (q.gpu_model, q.gpu_memory_gb, q.form_factor) for sku, q in by_sku.items()}
+    assert cards["VM.GPU2.1"] == ("P100", 16.0, None) and cards["BM.GPU3.8"] == ("V100", 16.0, None)
+    assert cards["BM.GPU4.8"] == ("A100", 40.0, "SXM4") and cards["BM.GPU.A100-v2.8"] == ("A100", 80.0, "SXM4")
+    assert cards["BM.GPU.H100.8"] == ("H100", 80.0, "SXM5")  # the token alone leaves the form factor open
+
+
+def test_preemptible_vm_shapes_are_half_price(quotes) -> None:
+    spot = {q.sku: q.price for q in quotes if q.pricing is SPOT}
+    assert spot == {"VM.GPU.A10.1": 1.0, "VM.GPU3.1": 1.475}
 
 
 def test_preemptible_is_half_of_on_demand_where_the_estimator_allows_it(collector) -> None:
@@ -98,7 +150,7 @@ def test_preemptible_is_half_of_on_demand_where_the_estimator_allows_it(collecto
 
 def test_configured_regions_each_get_the_same_price(settings) -> None:
     regional = OciCollector(settings.model_copy(update={"regions": {"oci": ["us-ashburn-1", "eu-frankfurt-1"]}}))
-    quotes = regional.parse(fetched())
+    quotes = [q for q in regional.parse(fetched()) if q.gpu_model == "A100"]
     assert {(q.region, q.sku): q.price for q in quotes} == {
         ("us-ashburn-1", "BM.GPU4.8"): 24.4,
         ("eu-frankfurt-1", "BM.GPU4.8"): 24.4,
@@ -133,9 +185,11 @@ def test_display_suffixes_are_stripped_from_names(collector) -> None:
 def test_hidden_or_inactive_shapes_are_not_offered(collector) -> None:
     body = shapes()
     shape(body, "BM.GPU4.8")["hidden"] = True
-    assert {q.sku for q in collector.parse(fetched(body))} == {"BM.GPU.A100-v2.8"}
-    shape(body, "BM.GPU.A100-v2.8")["status"] = "DEPRECATED"
-    with pytest.raises(ParseError, match=r"no A100 shape could be priced .*BM.GPU4.8: hidden or not ACTIVE"):
+    assert "BM.GPU4.8" not in {q.sku for q in collector.parse(fetched(body))}
+    assert collector.left_out(fetched(body))[1:] == []  # hidden shapes are Oracle's choice, not a problem
+    for item in body["items"]:
+        item["status"] = "DEPRECATED"
+    with pytest.raises(ParseError, match=r"no GPU shape could be priced .*BM.GPU4.8: hidden or not ACTIVE"):
         collector.parse(fetched(body))
 
 
@@ -156,10 +210,14 @@ def test_hidden_or_inactive_shapes_are_not_offered(collector) -> None:
 def test_a_shape_that_cannot_be_priced_is_left_out_with_its_reason(collector, change, reason) -> None:
     body, prices = shapes(), products()
     change(body, prices)
-    assert {q.sku for q in collector.parse(fetched(body, prices))} == {"BM.GPU4.8"}
-    shape(body, "BM.GPU4.8")["products"] = []
+    skus = {q.sku for q in collector.parse(fetched(body, prices))}
+    assert "BM.GPU.A100-v2.8" not in skus and "BM.GPU4.8" in skus
+    assert f"not priced: BM.GPU.A100-v2.8: {reason}" in collector.left_out(fetched(body, prices))
+    for item in body["items"]:
+        if item["name"] != "BM.GPU.A100-v2.8":
+            item["products"] = []
     with pytest.raises(
-        ParseError, match=f"no A100 shape could be priced .*{reason.replace('(', '.').replace(')', '.')}"
+        ParseError, match=f"no GPU shape could be priced .*{reason.replace('(', '.').replace(')', '.')}"
     ):
         collector.parse(fetched(body, prices))
 
@@ -188,7 +246,7 @@ def test_a_shape_missing_a_needed_field_is_a_parse_error(collector) -> None:
 
 def test_sanity_checks_pass_and_prices_normalize_per_gpu(quotes, fx_table, settings) -> None:
     accepted, rejected = check_quotes(quotes, fx_table, settings)
-    assert rejected == [] and len(accepted) == 2
+    assert rejected == [] and len(accepted) == len(quotes) == 15
     gpu4 = next(q for q in quotes if q.sku == "BM.GPU4.8")
     figures = normalize(gpu4, fx_table, settings)
     assert figures.cny_per_gpu_hour == pytest.approx(3.05 * 6.8095 / 1.0163)
@@ -230,7 +288,7 @@ async def test_fetch_reads_shapes_and_products(settings) -> None:
         collector, got = await run_fetch(settings)
     assert [c.request.url.path for c in route.calls] == [SHAPES_PATH, PRODUCTS_PATH]
     assert [(r.label, r.url) for r in got.responses] == [("shapes", SHAPES_URL), ("products", PRODUCTS_URL)]
-    assert len(collector.parse(got)) == 2
+    assert len(collector.parse(got)) == 15 and got.notes[0].startswith("unknown GPU, not collected")
 
 
 @pytest.mark.anyio
@@ -293,5 +351,5 @@ async def test_offline_replay_and_a_local_server_serve_the_same_answers(settings
 
 
 def test_host_shape_is_the_ocpu_part_times_two_vcpus_and_the_bundle_memory(quotes) -> None:
-    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in quotes}
+    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in quotes if q.gpu_model == "A100"}
     assert shapes == {"BM.GPU4.8": (128, 2048.0), "BM.GPU.A100-v2.8": (256, 2048.0)}

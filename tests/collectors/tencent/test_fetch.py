@@ -17,6 +17,7 @@ from collectors.errors import FetchError, MissingCredentials
 from collectors.http import Http, make_client
 from collectors.runner import collect, run_provider
 from collectors.tencent import TencentCollector, api
+from collectors.tencent.instance_types import FAMILIES
 from pricedb import clock
 from pricedb.models import RunStatus
 from pricedb.queries import current_offers
@@ -88,11 +89,12 @@ def test_one_signed_call_per_region_and_charge_type(settings: Settings, keys: No
         assert request.headers["X-TC-Version"] == "2017-03-12"
         assert request.headers["Content-Type"] == "application/json; charset=utf-8"
         assert request.headers["Host"] == "cvm.tencentcloudapi.com"
-        assert json.loads(request.content)["Filters"][0] == {"Name": "instance-family", "Values": ["GT4", "HCCPNV4h"]}
+        assert json.loads(request.content)["Filters"][0] == {"Name": "instance-family", "Values": list(FAMILIES)}
         assert SECRET_KEY not in str(request.headers) + request.content.decode()
-    assert len(collector.parse(fetched)) == 30
+    assert len(collector.parse(fetched)) == 41
     assert fetched.notes == [
-        "HCCPNV4h.48XLARGE1024: an A100 type whose GPU memory the answer does not state; not collected"
+        "unknown GPU, not collected: HCCPNV4h.48XLARGE1024 (an A100 family whose GPU memory Tencent does not "
+        "publish) (1 item)",
     ]
 
 
@@ -204,7 +206,7 @@ def test_offline_replays_each_region_and_a_200_hour_job_follows_the_steps(settin
     offline = settings.model_copy(update={"offline": True})
     store = PriceStore(offline)
     summaries = asyncio.run(collect(store, offline, ["tencent"]))
-    assert [(s.provider, s.status.value, s.quotes) for s in summaries] == [("fx", "ok", 31), ("tencent", "ok", 30)]
+    assert [(s.provider, s.status.value, s.quotes) for s in summaries] == [("fx", "ok", 31), ("tencent", "ok", 41)]
     now = clock.now_naive()
     offers = {(o.region, o.sku, o.pricing): o for o in current_offers(store.cursor(), now).offers}
     store.close()

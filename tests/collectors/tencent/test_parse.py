@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from collectors.base import Fetched, RawResponse
 from collectors.errors import ParseError
 from collectors.sanity import check_quotes
 from collectors.tencent import TencentCollector, api, items
+from collectors.tencent.instance_types import FAMILY_CARDS
 from pricedb.models import Availability, PriceStep, Pricing, Unit
 from pricedb.settings import Settings
 from tests.conftest import FIXTURES, OBSERVED
@@ -48,11 +50,49 @@ def quotes(collector: TencentCollector) -> dict[tuple[str, str, str], object]:
 
 
 def test_every_offer_in_the_answers_and_nothing_else(quotes: dict) -> None:
-    # 13 Beijing + 9 Shanghai + 8 Guangzhou offers (fixtures/README.md lists them).
-    assert len(quotes) == 30
+    # 24 Beijing + 9 Shanghai + 8 Guangzhou offers (fixtures/README.md lists them).
+    assert len(quotes) == 41
     assert {region for region, _, _ in quotes} == set(REGIONS)
-    assert all(sku.startswith("GT4.") for _, sku, _ in quotes)  # HCCPNV4h (memory unstated) is not taken
+    assert {sku.split(".")[0] for _, sku, _ in quotes} == {"GT4", "GN7", "GN10Xp", "PNV4", "GN8"}
+    assert not any(sku.startswith("HCCPNV4h") for _, sku, _ in quotes)  # its card is not published
     assert {pricing for _, _, pricing in quotes} == {"on_demand", "spot", "monthly", "reserved_1y", "reserved_3y"}
+
+
+# Tencent's GPU instance pages, one row per family: (model, GB per card, form factor).
+DOCUMENTED = {
+    "GT4": ("A100", 40, "SXM4"), "GN10Xp": ("V100", 32, "SXM2"), "GN7": ("T4", 16, "PCIe"),
+    "PNV4": ("A10", 24, "PCIe"), "GN8": ("P40", 24, "PCIe"),
+}  # fmt: skip
+
+
+def test_every_offer_has_the_card_of_its_family_and_the_count_of_its_item(quotes: dict) -> None:
+    rows = {
+        (region, item["InstanceType"]): item
+        for region in REGIONS
+        for charge in CHARGES
+        for item in answer(region, charge)["Response"]["InstanceTypeQuotaSet"]
+    }
+    for (region, sku, _), q in quotes.items():
+        row = rows[(region, sku)]
+        model, memory, form = DOCUMENTED[row["InstanceFamily"]]
+        assert (q.gpu_model, q.form_factor) == (model, form), sku
+        if row["GpuCount"] < 1:  # a vGPU slice: one slice of that share of the card, with that share of its memory
+            assert (q.gpu_count, q.gpu_fraction, q.gpu_memory_gb) == (1, row["GpuCount"], memory * row["GpuCount"])
+        else:
+            assert (q.gpu_count, q.gpu_fraction, q.gpu_memory_gb) == (row["GpuCount"], None, memory), sku
+            assert row["GpuCount"] == row["Gpu"]
+        assert (q.vcpus, q.memory_gib) == (row["Cpu"], row["Memory"])
+    assert set(DOCUMENTED) <= set(FAMILY_CARDS)
+
+
+def test_unknown_cards_are_counted_in_the_notes_never_guessed(collector: TencentCollector) -> None:
+    skipped: Counter[str] = Counter()
+    for raw in all_answers().responses:
+        items.priced(raw, 8760, skipped)
+    assert skipped == {
+        "unknown GPU, not collected: HCCPNV4h.48XLARGE1024 (an A100 family whose GPU memory Tencent does not "
+        "publish)": 1,
+    }
 
 
 def test_on_demand_with_stepped_prices(quotes: dict) -> None:
@@ -98,6 +138,7 @@ def test_the_real_monthly_figure_has_no_placeholder_mark_and_no_invented_terms(q
     assert real.price == 12948.0 and "fixture price" not in real.notes
     assert ("ap-guangzhou", "GT4.4XLARGE96", "reserved_1y") not in quotes  # 0 in the answer: no price
     placeholders = [q for key, q in quotes.items() if key != ("ap-guangzhou", "GT4.4XLARGE96", "monthly")]
+    assert len(placeholders) == 40
     assert all("Remark: fixture price" in q.notes for q in placeholders)
 
 
@@ -139,21 +180,24 @@ def test_gpu_count_comes_from_the_answer(collector: TencentCollector) -> None:
     assert q.gpu_count == 1
 
 
-def test_a_vgpu_slice_is_skipped_and_said(collector: TencentCollector) -> None:
-    fetched = edited("ap-shanghai", "SPOTPAID", 0, GpuCount=0.5)
-    assert [q.sku for q in collector.parse(fetched)] == ["GT4.8XLARGE192"]
-    skipped: list[str] = []
-    items.priced(fetched.responses[0], 8760, skipped)
-    assert skipped == ["GT4.4XLARGE96: a vGPU slice (0.5 of a card); not collected"]
+def test_a_vgpu_slice_is_one_slice_never_a_whole_card(quotes: dict, collector: TencentCollector) -> None:
+    q = quotes[("ap-beijing", "GN7.LARGE20", "on_demand")]
+    assert (q.gpu_model, q.gpu_count, q.gpu_memory_gb) == ("T4", 1, 4.0)  # Tencent's table: 1/4 vGPU, 4 GB
+    assert (q.gpu_fraction, q.gpu_partition) == (0.25, "1/4 GPU (vGPU)")
+    half = collector.parse(edited("ap-shanghai", "SPOTPAID", 0, GpuCount=0.5))[0]
+    assert (half.sku, half.gpu_memory_gb, half.gpu_partition) == ("GT4.4XLARGE96", 20.0, "1/2 GPU (vGPU)")
 
 
-def test_another_family_is_taken_only_when_the_answer_states_the_memory(collector: TencentCollector) -> None:
-    hcc = 4  # the HCCPNV4h item of the Beijing on-demand answer
+def test_a_family_the_table_does_not_know_is_reported_not_guessed(collector: TencentCollector) -> None:
+    hcc = 4  # the HCCPNV4h item of the Beijing on-demand answer, its memory stated nowhere
     fetched = edited("ap-beijing", "POSTPAID_BY_HOUR", hcc, Remark="8 * NVIDIA A100 80GB SXM4")
-    q = next(q for q in collector.parse(fetched) if q.sku.startswith("HCC"))
-    assert (q.gpu_memory_gb, q.gpu_count, q.form_factor) == (80, 8, "SXM4")
-    unstated = edited("ap-beijing", "POSTPAID_BY_HOUR", hcc, Remark="8 * NVIDIA A100")
-    assert not any(q.sku.startswith("HCC") for q in collector.parse(unstated))
+    assert not any(q.sku.startswith("HCC") for q in collector.parse(fetched))  # a Remark is not the card table
+    unknown = edited(
+        "ap-beijing", "POSTPAID_BY_HOUR", hcc, InstanceFamily="HCCPNV5v", TypeName="高性能计算集群HCCPNV5v"
+    )
+    skipped: Counter[str] = Counter()
+    items.priced(unknown.responses[0], 8760, skipped)
+    assert "unknown GPU, not collected: HCCPNV4h.48XLARGE1024 (family HCCPNV5v, 高性能计算集群HCCPNV5v)" in skipped
 
 
 def test_numeric_strings_and_null_prices(collector: TencentCollector) -> None:
@@ -163,9 +207,9 @@ def test_numeric_strings_and_null_prices(collector: TencentCollector) -> None:
     second["Price"] |= {"UnitPriceDiscount": None, "UnitPrice": None}
     raw = raw_of(payload, "ap-shanghai", "SPOTPAID")
     assert [(q.sku, q.price) for q in collector.parse(Fetched([raw]))] == [("GT4.4XLARGE96", 6.24)]
-    skipped: list[str] = []
+    skipped: Counter[str] = Counter()
     items.priced(raw, 8760, skipped)
-    assert skipped == ["GT4.8XLARGE192 in ap-shanghai-4 (SPOTPAID): no price in the answer"]
+    assert skipped == {"GT4.8XLARGE192 in ap-shanghai-4 (SPOTPAID): no price in the answer": 1}
 
 
 # ----- wrong shapes fail loudly -----------------------------------------------------------------
@@ -192,9 +236,9 @@ def test_an_item_of_another_zone_or_charge_type_is_refused(collector: TencentCol
         collector.parse(edited("ap-shanghai", "SPOTPAID", 0, Price={"ChargeUnit": "GB", "UnitPrice": 1.0}))
 
 
-def test_answers_without_any_a100_offer_are_a_parse_error(collector: TencentCollector) -> None:
+def test_answers_without_any_gpu_offer_are_a_parse_error(collector: TencentCollector) -> None:
     empty = {"Response": {"InstanceTypeQuotaSet": [], "RequestId": "x"}}
-    with pytest.raises(ParseError, match=r"no priced A100 instance type \(GT4, HCCPNV4h families\) in 1 answer"):
+    with pytest.raises(ParseError, match=r"no priced GPU instance type \(GT4, GN10X, .*, HCCPNV4h families\) in 1"):
         collector.parse(Fetched([raw_of(empty, "ap-beijing", "PREPAID")]))
 
 

@@ -1,0 +1,273 @@
+"""`/cheapest` over a columnar form of the current offers: the selection `api.cheapest.select`
+makes (the plain reference, kept and tested against this), computed with numpy over arrays built
+once per data change.
+
+The current offers change only when a run lands or an offer's staleness flips (`AppState.current`
+reloads them then), so `OfferColumns` turns them into one array per field a question reads, once:
+codes for the text fields (a filter on providers becomes a lookup table over a few codes), each
+offer's memory capacity, its billing rule as an index into the few distinct rules, and per GPU model
+its offers sorted by capacity, so a question for `mem` GB starts at a binary search and reads only
+the offers that can hold it. A question then costs a few array operations over those rows:
+
+- filters: the selecting rules (gpu, pricing, provider, region, sku) as masks; the flags
+  (interruptible, stale, sold out) counted in `excluded`, in pricedb.offer_filter's order;
+- viability: capacity ≥ mem (per GPU with `single_gpu`), or the Judge's verdict, asked once per
+  distinct (gpu_count, gpu_memory_gb) of one offer of each (so its `viability` block is the same);
+- billing: billed hours once per distinct rule, with api.cheapest's own functions, then
+  `cny_per_hour × billed` for every row at once (the reference's IEEE product); stepped prices, rare,
+  through `job_cost` row by row;
+- ranking: only rows whose total is among the `limit` smallest (ties included) can be shown; those
+  few are priced with `job_cost` and sorted with the reference's own key, so what is shown is
+  computed exactly as the reference computes it. Rankings that need a card's figures (¥ per million
+  tokens, a job timed from its amount of work) go to the reference `select` as they are.
+
+A new filter or ranking figure is a column built in `OfferColumns.build` and read in `select_fast`;
+tests/api/test_cheapest_fast.py must then draw the new parameter in its random questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from api.cheapest import (
+    CheapestQuery,
+    JobCost,
+    Judge,
+    Selection,
+    billed_hours,
+    by_total,
+    job_cost,
+    monthly_period,
+    select,
+    whole_periods,
+)
+from pricedb.models import Pricing
+from pricedb.normalize import term_hours_of
+from pricedb.offer_filter import SOLD_OUT, SPOT, OfferFilter
+from pricedb.queries import Offer
+from pricedb.settings import Settings
+
+# A billing rule: ("billed", increment_s, minimum_s), ("period", hours), ("term", hours) or ("stepped",).
+Rule = tuple[object, ...]
+STEPPED: Rule = ("stepped",)
+
+
+def _rule_of(offer: Offer, settings: Settings) -> Rule | None:
+    """How `job_cost` bills this offer, as a value shared by every offer billed alike (None: unpriced)."""
+    if offer.cny_per_hour is None or offer.fx_rate is None:
+        return None
+    pricing = Pricing(offer.pricing)
+    if pricing is Pricing.MONTHLY:
+        return ("period", monthly_period(offer, settings))
+    if pricing.is_reserved:
+        return ("term", term_hours_of(pricing, offer.term_hours, settings))
+    if offer.price_steps:
+        return STEPPED
+    return ("billed", offer.billing_increment_s, offer.billing_minimum_s)
+
+
+def _billed(rule: Rule, hours: float) -> float:
+    """Hours billed under `rule` for `hours` of use: the arithmetic of `job_cost`, once per rule."""
+    kind = rule[0]
+    if kind == "billed":
+        return billed_hours(int(rule[1]), int(rule[2]), hours)  # type: ignore[call-overload]
+    if kind == "period":
+        period = float(rule[1])  # type: ignore[arg-type]
+        return whole_periods(hours, period) * period
+    if kind == "term":
+        return float(rule[1])  # type: ignore[arg-type]
+    return float("nan")  # stepped: priced row by row
+
+
+class Coded:
+    """A text column as small integer codes, with its vocabulary."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        self.vocabulary: dict[str, int] = {}
+        self.codes = np.array([self.vocabulary.setdefault(v, len(self.vocabulary)) for v in values], dtype=np.int32)
+
+    def any_of(self, rows: np.ndarray, chosen: Iterable[str]) -> np.ndarray:
+        """Which of `rows` hold one of `chosen` (values the column never holds match nothing)."""
+        table = np.zeros(len(self.vocabulary) + 1, dtype=bool)
+        for value in chosen:
+            code = self.vocabulary.get(value)
+            if code is not None:
+                table[code] = True
+        return table[self.codes[rows]]
+
+
+class Grouped:
+    """Rows grouped by a tuple of their values: `index[row]` is the group, `first[group]` a row of it."""
+
+    def __init__(self, keys: Iterable[tuple[object, ...]]) -> None:
+        groups: dict[tuple[object, ...], int] = {}
+        self.first: list[int] = []
+        index = []
+        for row, key in enumerate(keys):
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = len(groups)
+                self.first.append(row)
+            index.append(group)
+        self.keys = list(groups)
+        self.index = np.array(index, dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class OfferColumns:
+    """The current offers as arrays (row i is `offers[i]`), built once per data change."""
+
+    offers: list[Offer]
+    by_gpu: dict[str, np.ndarray]  # per GPU model: its rows, by capacity (gpu_count × gpu_memory_gb)
+    capacity_by_gpu: dict[str, np.ndarray]  # the same rows' capacities, ascending
+    gpu_memory_gb: np.ndarray
+    pricing: Coded
+    provider: Coded
+    region: Coded  # lower case: regions compare in any case
+    sku: Coded
+    spot: np.ndarray
+    stale: np.ndarray
+    sold_out: np.ndarray
+    priced: np.ndarray  # a CNY price and its FX rate: ranked; otherwise listed as unpriced
+    cny_per_hour: np.ndarray  # NaN where unpriced
+    rules: list[Rule]  # the distinct billing rules
+    rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
+    configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
+
+    @classmethod
+    def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
+        capacity = np.array([o.gpu_count * o.gpu_memory_gb for o in offers], dtype=np.float64)
+        models = Coded(o.gpu_model for o in offers)
+        by_gpu, capacity_by_gpu = {}, {}
+        for model, code in models.vocabulary.items():
+            rows = np.flatnonzero(models.codes == code)
+            rows = rows[np.argsort(capacity[rows], kind="stable")]
+            by_gpu[model], capacity_by_gpu[model] = rows, capacity[rows]
+        rule_of = [_rule_of(o, settings) for o in offers]
+        rules = list(dict.fromkeys(r for r in rule_of if r is not None))
+        rule_index = {r: i for i, r in enumerate(rules)}
+        return cls(
+            offers=offers,
+            by_gpu=by_gpu,
+            capacity_by_gpu=capacity_by_gpu,
+            gpu_memory_gb=np.array([o.gpu_memory_gb for o in offers], dtype=np.float64),
+            pricing=Coded(o.pricing for o in offers),
+            provider=Coded(o.provider for o in offers),
+            region=Coded(o.region.lower() for o in offers),
+            sku=Coded(o.sku for o in offers),
+            spot=np.array([o.pricing == SPOT for o in offers], dtype=bool),
+            stale=np.array([o.stale for o in offers], dtype=bool),
+            sold_out=np.array([o.availability == SOLD_OUT for o in offers], dtype=bool),
+            priced=np.array([r is not None for r in rule_of], dtype=bool),
+            cny_per_hour=np.array(
+                [np.nan if r is None else o.cny_per_hour for o, r in zip(offers, rule_of, strict=True)],
+                dtype=np.float64,
+            ),
+            rules=rules,
+            rule=np.array([-1 if r is None else rule_index[r] for r in rule_of], dtype=np.int32),
+            configurations=Grouped((o.gpu_count, o.gpu_memory_gb) for o in offers),
+        )
+
+    def rows_for(self, chosen: OfferFilter, query: CheapestQuery) -> np.ndarray:
+        """The rows the selecting rules keep (gpus, pricing, provider, region, sku), and, asked by
+        `mem` across a machine's GPUs, only those with the capacity: a binary search in each model's rows."""
+        blocks = []
+        for model in chosen.gpus or self.by_gpu:  # no GPU named: every card
+            block = self.by_gpu.get(model)
+            if block is not None and query.mem_gb is not None and not query.single_gpu:
+                block = block[np.searchsorted(self.capacity_by_gpu[model], query.mem_gb, side="left") :]
+            if block is not None:
+                blocks.append(block)
+        rows = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.int64)
+        for column, any_of in (
+            (self.pricing, chosen.pricings),
+            (self.provider, chosen.providers),
+            (self.region, chosen.lower_regions),
+            (self.sku, chosen.skus),
+        ):
+            if any_of:
+                rows = rows[column.any_of(rows, any_of)]
+        return rows
+
+    def viable(self, rows: np.ndarray, query: CheapestQuery, judge: Judge | None) -> np.ndarray:
+        """Which of `rows` can hold the job. The Judge is asked once per configuration among them,
+        as the reference asks it (and records it) for every offer the selecting rules keep."""
+        if judge is None:
+            assert query.mem_gb is not None
+            if query.single_gpu:
+                return self.gpu_memory_gb[rows] >= query.mem_gb
+            return np.ones(len(rows), dtype=bool)  # rows_for started at the capacity
+        groups = self.configurations.index[rows]
+        verdict = np.zeros(len(self.configurations.keys), dtype=bool)
+        for group in np.unique(groups):
+            verdict[group] = judge.fits(self.offers[self.configurations.first[group]])
+        return verdict[groups]
+
+    def totals(self, rows: np.ndarray, hours: float, settings: Settings) -> np.ndarray:
+        """The job's total in CNY on each of `rows` (all priced)."""
+        billed = np.array([_billed(rule, hours) for rule in self.rules], dtype=np.float64)
+        rule = self.rule[rows]
+        totals = self.cny_per_hour[rows] * billed[rule]
+        if STEPPED in self.rules:
+            for at in np.flatnonzero(rule == self.rules.index(STEPPED)):
+                cost = job_cost(self.offers[rows[at]], hours, settings)
+                assert cost is not None
+                totals[at] = cost.total_cny
+        return totals
+
+
+def select_fast(
+    columns: OfferColumns, query: CheapestQuery, settings: Settings, judge: Judge | None = None
+) -> Selection:
+    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit`. A question
+    whose ranking or hours need figures a card may lack (`rank_by=per_mtoken`, an amount of work:
+    each option timed on its own card, some left `unranked`) is given to the reference as it is."""
+    if judge is not None and judge.needs_card_figures:
+        return select(columns.offers, query, settings, judge)
+    assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
+    chosen = query.offer_filter
+    rows = columns.rows_for(chosen, query)
+    rows = rows[columns.viable(rows, query, judge)]
+    left_out = np.zeros(len(rows), dtype=bool)
+    excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
+    for reason, flag, included in (
+        ("interruptible", columns.spot, chosen.include_interruptible),
+        ("stale", columns.stale, chosen.include_stale),
+        ("unavailable", columns.sold_out, chosen.include_unavailable),
+    ):
+        if not included:
+            hit = flag[rows] & ~left_out
+            excluded[reason] = int(hit.sum())
+            left_out |= hit
+    rows = rows[~left_out]
+    priced = columns.priced[rows]
+    unpriced = [columns.offers[i] for i in np.sort(rows[~priced])]  # in the offers' order, as the reference
+    rows = rows[priced]
+    return Selection(_top(columns, rows, query, settings, judge), unpriced, excluded, [], len(rows))
+
+
+def _top(
+    columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
+) -> list[tuple[Offer, JobCost]]:
+    """The first `limit` of `rows` in the reference's order: rows whose first ranking figure is
+    beyond the `limit`-th smallest have at least `limit` rows before them, so only the others are
+    priced and sorted, with the reference's own cost and key."""
+    limit = query.limit
+    if limit <= 0 or len(rows) == 0:
+        return []
+    if len(rows) > limit:
+        assert query.hours is not None
+        figure = columns.totals(rows, query.hours, settings)  # the first element of every ranking key here
+        threshold = np.partition(figure, limit - 1)[limit - 1]
+        rows = rows[figure <= threshold]
+    pairs = []
+    for row in rows:
+        offer = columns.offers[row]
+        cost = job_cost(offer, query.hours, settings)
+        assert cost is not None  # priced rows only
+        pairs.append((offer, cost))
+    pairs.sort(key=lambda pair: judge.rank_key(*pair) if judge is not None else by_total(*pair))
+    return pairs[:limit]

@@ -1,0 +1,474 @@
+"""Benchmark (issue 14): every new question fast, at every-GPU scale. One script, every target, each
+figure printed beside its reference measured in the same run, with the ratio and PASS/MISS.
+
+Data. Offers are drawn in the real distribution of providers, regions, pricings, billing rules,
+currencies, GPU counts and host shapes: the 356 offers of the recorded provider responses
+(`gpuprice collect --offline`) are the templates, crossed with the card table's 67 cards
+(pricedb.cards, uniformly: no source gives how many offers each card has), each template's price
+scaled by the card's rental band against the A100's (geometric means of the bands). Observations are
+rounds of those offers, one successful run per provider and round, six months up to the build
+moment (2,000 offers × 500 rounds = 1M; 50,000 × 200 = 10M); one offer in seven costs 5% more in
+every other block of three rounds, so digests have changes to find. The databases take a while to
+build, so they are kept under `--cache` and reused (the server's clock is pinned to the build
+moment plus ten minutes, so nothing reads stale whenever the cache is reused).
+
+Serving. The real app, uvicorn, one worker, plus a trivial endpoint returning a fixed small JSON
+(the reference for requests/s and latency); load from `wrk` (Debian package `wrk`) driven by a Lua
+script that asks a different question on every request (random `mem`, `hours` with six decimals,
+GPU, or model, workload, context and batch), so the answer cache never helps.
+
+References in the same run:
+- trivial endpoint: p50 at 1 connection and requests/s at 8;
+- gpuhunt: gpuhunt's own filter (`constraints.matches` with `min_total_gpu_memory`, `gpu_name`) and
+  sort by price over gpuprice's gpuhunt export (`/export/gpuhunt/<provider>.csv`, read by gpuhunt's
+  `storage.load`), in memory in this process, no HTTP, on the same questions.
+
+    python benchmarks/every_question.py --cache /var/tmp/gpuprice-bench [--seconds 8] [--skip-history]
+
+gpuhunt is a test dependency of gpuprice (`pip install -e '.[test]'`); numpy comes with gpuprice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from api_cheapest import free_port, wait_until_up  # noqa: E402
+
+from pricedb.cards import CARDS  # noqa: E402
+
+TRIVIAL = "/bench/trivial"
+SIX_MONTHS = timedelta(days=182)
+NOW_FILE = "built_at.txt"  # beside each database: the moment it was built (the server's clock)
+GPUS_ASKED = ("A100", "H100", "L4", "A10G", "RTX4090", "L40S", "V100", "H200", "MI300X", "T4")
+MODELS_ASKED = ("llama-2-7b", "llama-2-13b", "llama-2-70b", "qwen2.5-14b")
+
+
+# ----- data ------------------------------------------------------------------------------------
+def offline_templates(cache: Path) -> Path:
+    """The recorded providers' offers, collected once offline into `cache`."""
+    db = cache / "offline-templates.duckdb"
+    if not db.exists():
+        env = {**os.environ, "GPUPRICE_DB": str(db), "GPUPRICE_EXPORT_DIR": str(cache / "offline-exports")}
+        subprocess.run([sys.executable, "-m", "api.cli", "collect", "--offline"], env=env, cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)  # fmt: skip
+    return db
+
+
+def _band_mid(band: tuple[float, float]) -> float:
+    return math.sqrt(band[0] * band[1])
+
+
+def build(db: Path, templates_db: Path, offers: int, observations: int) -> datetime:
+    """A database of `offers` current offers and about `observations` observations (whole rounds)."""
+    import duckdb
+
+    from pricedb.settings import Settings
+    from pricedb.store import PriceStore
+
+    rounds = max(1, observations // offers)
+    built_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+    start = built_at - SIX_MONTHS
+    step_s = SIX_MONTHS.total_seconds() / rounds
+    partial = db.with_suffix(".building")
+    partial.unlink(missing_ok=True)
+    PriceStore(Settings(db=partial)).close()  # the real schema, every migration
+    con = duckdb.connect(str(partial))
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f"ATTACH '{templates_db}' AS rec (READ_ONLY)")
+    con.execute("INSERT INTO fx_rates SELECT * FROM rec.fx_rates")
+    con.execute("CREATE TEMP TABLE templates AS SELECT row_number() OVER (ORDER BY provider, region, sku, pricing) - 1 "
+                "AS t, * FROM rec.offers")  # fmt: skip
+    con.execute("CREATE TEMP TABLE schedules AS SELECT provider, max(stale_after_minutes) AS stale_after "
+                "FROM rec.runs WHERE provider <> 'fx' GROUP BY provider")  # fmt: skip
+    a100 = _band_mid(next(c.usd_per_gpu_hour for c in CARDS if c.model == "A100"))
+    con.execute("CREATE TEMP TABLE cards (c INTEGER, model VARCHAR, memory DOUBLE, form_factor VARCHAR, "
+                "interconnect VARCHAR, scale DOUBLE)")  # fmt: skip
+    con.executemany(
+        "INSERT INTO cards VALUES (?, ?, ?, ?, ?, ?)",
+        [[i, c.model, c.memory_gb, c.form_factor, c.interconnect, _band_mid(c.usd_per_gpu_hour) / a100]
+         for i, c in enumerate(CARDS)],
+    )  # fmt: skip
+    n_templates = con.execute("SELECT count(*) FROM templates").fetchone()[0]
+    # Offer i: template i mod T, card i mod C (T and C coprime: every pair once per T × C offers).
+    con.execute(
+        f"""
+        CREATE TEMP TABLE catalog AS
+        SELECT i, t.provider, t.region,
+               t.sku || ' ~ ' || c.model || ' ' || c.memory::INTEGER || 'GB ' || c.form_factor || ' copy '
+                   || (i // ({n_templates} * {len(CARDS)})) AS sku,
+               c.model AS gpu_model, c.memory AS gpu_memory_gb, t.gpu_count, c.form_factor, c.interconnect, t.pricing,
+               t.price * c.scale AS price, t.currency, t.unit, t.term_hours, t.billing_increment_s,
+               t.billing_minimum_s, t.availability, t.list_price * c.scale AS list_price, t.tax_included,
+               t.price_steps, t.notes, t.source_url, t.offline, t.fx_rate, t.fx_date, t.fx_note,
+               t.cny_per_hour * c.scale AS cny_per_hour, coalesce(t.vcpus, 8 * t.gpu_count) AS vcpus,
+               coalesce(t.memory_gib, 64.0 * t.gpu_count) AS memory_gib
+        FROM range({offers}) r(i)
+        JOIN templates t ON t.t = i % {n_templates}
+        JOIN cards c ON c.c = i % {len(CARDS)}
+        """
+    )  # fmt: skip
+    providers = [p for (p,) in con.execute("SELECT DISTINCT provider FROM catalog ORDER BY 1").fetchall()]
+    index = {p: k for k, p in enumerate(providers)}
+    con.execute("CREATE TEMP TABLE provider_index (provider VARCHAR, k INTEGER)")
+    con.executemany("INSERT INTO provider_index VALUES (?, ?)", [[p, k] for p, k in index.items()])
+    per_statement = max(1, 500_000 // offers)  # rounds written per statement, in round order
+    for first_round in range(0, rounds, per_statement):
+        span = [first_round, min(rounds, first_round + per_statement)]
+        moments = f"TIMESTAMP '{start.isoformat()}' + to_microseconds(CAST((r + 1) * {int(step_s * 1e6)} AS BIGINT))"
+        con.execute(
+            f"""
+            INSERT INTO runs (run_id, provider, scope, pricings, started_at, finished_at, status, error, quote_count,
+                              rejected_count, rejected, notes, offline, stale_after_minutes)
+            SELECT r * 100 + k + 1, p.provider, 'all', ['monthly', 'on_demand', 'reserved_1y', 'reserved_3y', 'spot'],
+                   {moments} - INTERVAL 2 MINUTE, {moments} + INTERVAL 1 MINUTE, 'ok', NULL, 0, 0, NULL, NULL,
+                   false, s.stale_after
+            FROM range(?, ?) rr(r), provider_index p JOIN schedules s USING (provider)
+            ORDER BY r, k
+            """,
+            span,
+        )
+        bump = "CASE WHEN i % 7 = 0 AND (r // 3) % 2 = 1 THEN 1.05 ELSE 1.0 END"
+        con.execute(
+            f"""
+            INSERT INTO observations
+            SELECT r * {offers} + i, r * 100 + p.k + 1, c.provider, region, sku, gpu_model, gpu_memory_gb, gpu_count,
+                   form_factor, interconnect, pricing, price * {bump}, currency, unit, term_hours, billing_increment_s,
+                   billing_minimum_s, availability, list_price, tax_included, price_steps, notes, source_url,
+                   {moments}, offline, fx_rate, fx_date, fx_note, cny_per_hour * {bump},
+                   cny_per_hour * {bump} / gpu_count, cny_per_hour * {bump} / (gpu_count * gpu_memory_gb),
+                   vcpus, memory_gib, NULL, NULL
+            FROM range(?, ?) rr(r), catalog c JOIN provider_index p USING (provider) ORDER BY r, i
+            """,
+            span,
+        )
+        print(f"  {db.name}: {span[1]}/{rounds} rounds", flush=True)
+    last = rounds - 1
+    con.execute(f"INSERT INTO offers SELECT * FROM observations WHERE observation_id >= {last * offers}")
+    con.execute("UPDATE runs SET quote_count = (SELECT count(*) FROM observations o WHERE o.run_id = runs.run_id)")
+    counts = con.execute("SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM observations)").fetchone()
+    con.close()
+    partial.rename(db)
+    (db.parent / f"{db.stem}.{NOW_FILE}").write_text(built_at.isoformat())
+    print(f"built {db}: {counts[0]:,} offers, {counts[1]:,} observations ({rounds} rounds to {built_at:%Y-%m-%d})")
+    return built_at
+
+
+def laid_out(db: Path) -> None:
+    """The history laid out by offer, as `serve` does after each daily digest (pricedb.history_layout);
+    opening the store also runs any migration the cached database has not seen."""
+    from pricedb.settings import Settings
+    from pricedb.store import PriceStore
+
+    store = PriceStore(Settings(db=db))
+    try:
+        behind = (
+            store.cursor()
+            .execute(
+                "SELECT (SELECT compacted_upto FROM history_layout) < (SELECT max(observation_id) FROM observations)"
+            )
+            .fetchone()[0]
+        )
+        if behind:
+            start = time.monotonic()
+            store.compact_history()
+            print(f"  {db.name}: history laid out by offer in {time.monotonic() - start:.1f} s", flush=True)
+    finally:
+        store.close()
+
+
+def database(cache: Path, offers: int, observations: int) -> tuple[Path, datetime]:
+    db = cache / f"offers-{offers}-observations-{observations}.duckdb"
+    stamp = cache / f"{db.stem}.{NOW_FILE}"
+    if db.exists() and stamp.exists():
+        built_at = datetime.fromisoformat(stamp.read_text().strip())
+    else:
+        print(f"building {db.name} (cached for later runs) …", flush=True)
+        built_at = build(db, offline_templates(cache), offers, observations)
+    laid_out(db)
+    return db, built_at
+
+
+# ----- serving ---------------------------------------------------------------------------------
+def serve(db: Path, port: int, now: str) -> None:
+    """Server process: the real app plus one trivial endpoint, one uvicorn worker, the clock pinned."""
+    import uvicorn
+    from fastapi.responses import JSONResponse
+
+    from api.app import create_app
+    from pricedb import clock
+    from pricedb.settings import Settings
+
+    moment = datetime.fromisoformat(now).replace(tzinfo=UTC)
+    clock.set_clock(lambda: moment)
+    app = create_app(Settings(db=db, digest_time_zone="UTC"), schedule=False)
+
+    @app.get(TRIVIAL)
+    async def trivial() -> JSONResponse:
+        return JSONResponse({"status": "ok", "answer": 42})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, workers=1, log_level="warning", access_log=False)
+
+
+class Server:
+    def __init__(self, db: Path, built_at: datetime) -> None:
+        self.port = free_port()
+        now = (built_at + timedelta(minutes=10)).isoformat()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.process = subprocess.Popen([sys.executable, __file__, "--serve", str(db), str(self.port), now], env=env)
+        wait_until_up(self.port, timeout=300)
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def memory_mb(self) -> tuple[float, float]:
+        """(RSS now, peak RSS) of the server process, MB."""
+        found = {}
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                found[name] = int(value.split()[0]) / 1024
+        return found["VmRSS"], found["VmHWM"]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+# A different question on every request: wrk's Lua, seeded per run (so no run repeats another's).
+NEW_MEM_QUESTION = """
+local gpus = {%(gpus)s}
+local mems = {16, 24, 40, 48, 60, 80, 96, 141, 160, 192, 320, 640}
+init = function(args) math.randomseed(tonumber(args[1])) end
+request = function()
+  return wrk.format("GET", string.format("/cheapest?mem=%%d&hours=%%.6f&gpu=%%s",
+    mems[math.random(#mems)], math.random() * 2000, gpus[math.random(#gpus)]))
+end
+"""
+NEW_MODEL_QUESTION = """
+local models = {%(models)s}
+local workloads = {"inference", "inference", "lora", "qlora"}
+local contexts = {1024, 2048, 4096, 8192}
+init = function(args) math.randomseed(tonumber(args[1])) end
+request = function()
+  return wrk.format("GET", string.format("/cheapest?model=%%s&workload=%%s&context=%%d&batch=%%d&hours=%%.6f",
+    models[math.random(#models)], workloads[math.random(#workloads)], contexts[math.random(#contexts)],
+    math.random(16), math.random() * 2000))
+end
+"""
+
+
+def lua(template: str, folder: Path, name: str) -> Path:
+    path = folder / f"{name}.lua"
+    quoted = {"gpus": ", ".join(f'"{g}"' for g in GPUS_ASKED), "models": ", ".join(f'"{m}"' for m in MODELS_ASKED)}
+    path.write_text(template % quoted)
+    return path
+
+
+_SEED = [int(time.time())]
+
+
+def wrk(url: str, connections: int, seconds: int, script: Path | None = None) -> tuple[float, float]:
+    """(requests/s, p50 latency in ms); refuses a run with errors."""
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    if script is not None:
+        _SEED[0] += 1
+        command += ["-s", str(script), url, "--", str(_SEED[0])]
+    else:
+        command.append(url)
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise SystemExit(f"errors during the run:\n{out}")
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"50%\s+([\d.]+)(us|ms|s|m)\b", out)
+    if rps is None or p50 is None:
+        raise SystemExit(f"wrk said something unexpected:\n{out}")
+    return float(rps.group(1)), float(p50.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[p50.group(2)]
+
+
+# ----- gpuhunt, the reference ------------------------------------------------------------------
+def gpuhunt_items(base: str) -> list:
+    """gpuprice's gpuhunt export, every provider's file, read by gpuhunt's own reader."""
+    import io
+
+    import httpx
+    from gpuhunt._internal import storage
+
+    from pricedb.cards import MODEL_FACTS
+    from pricedb.formats.gpuhunt import gpuhunt_name
+
+    items = []
+    with httpx.Client(base_url=base, timeout=120) as client:
+        for state in client.get("/providers").json()["providers"]:
+            if state["offers"]:
+                name = gpuhunt_name(state["provider"])
+                for model in MODEL_FACTS:  # the export, like every offer question, is about one GPU model
+                    text = client.get(f"/export/gpuhunt/{name}.csv", params={"gpu": model}).raise_for_status().text
+                    items.extend(storage.load(io.StringIO(text), provider=name))
+    return items
+
+
+def gpuhunt_ms(items: list, questions: list[tuple[float, str]]) -> float:
+    """Median ms of gpuhunt's filter and sort (by price) over `items`, one question at a time."""
+    from gpuhunt._internal.constraints import matches
+    from gpuhunt._internal.models import QueryFilter
+
+    timings = []
+    for mem, gpu in questions:
+        start = time.perf_counter()
+        query = QueryFilter(min_total_gpu_memory=mem, gpu_name=[gpu])
+        found = sorted((i for i in items if matches(i, query)), key=lambda i: i.price)
+        timings.append((time.perf_counter() - start) * 1000)
+        assert found is not None
+    return statistics.median(timings)
+
+
+# ----- report ----------------------------------------------------------------------------------
+ROWS: list[tuple[str, str, str, str, str]] = []
+
+
+def report(target: str, figure: float, unit: str, reference: str, ratio: float | None, met: bool) -> None:
+    ratio_text = "" if ratio is None else f"{ratio:.2f}×"
+    ROWS.append((target, f"{figure:,.2f} {unit}", reference, ratio_text, "PASS" if met else "MISS"))
+    print(f"  {target}: {figure:,.2f} {unit} | {reference} | {ratio_text} | {'PASS' if met else 'MISS'}", flush=True)
+
+
+def median_ms(client, urls: list) -> float:
+    """Median ms; a question the server refused (503: over its budget) counts as infinitely slow."""
+    timings = []
+    for url in urls:
+        start = time.perf_counter()
+        response = client.get(url)
+        timings.append((time.perf_counter() - start) * 1000 if response.status_code == 200 else math.inf)
+        if response.status_code != 200:
+            print(f"  {response.status_code} after {time.perf_counter() - start:.1f} s: {url}", flush=True)
+    return statistics.median(timings)
+
+
+def cheapest_at(db: Path, built_at: datetime, offers: int, seconds: int, folder: Path, memory: bool) -> Server:
+    server = Server(db, built_at)
+    try:
+        measure(server, offers, seconds, folder, memory)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def measure(server: Server, offers: int, seconds: int, folder: Path, memory: bool) -> None:
+    import random
+
+    base = server.base
+    rng = random.Random(offers)
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=120) as client:
+        client.get("/cheapest?mem=60&hours=1").raise_for_status()  # loads the offers and builds the columns
+        items = gpuhunt_items(base)
+    questions = [(rng.choice((16, 24, 40, 48, 60, 80, 96, 141, 160, 192, 320, 640)), rng.choice(GPUS_ASKED))
+                 for _ in range(300)]  # fmt: skip
+    hunt = gpuhunt_ms(items, questions)
+    new_mem, new_model = lua(NEW_MEM_QUESTION, folder, "mem"), lua(NEW_MODEL_QUESTION, folder, "model")
+    trivial1 = wrk(base + TRIVIAL, 1, seconds)
+    trivial8 = wrk(base + TRIVIAL, 8, seconds)
+    mem1 = wrk(base, 1, seconds, new_mem)
+    mem8 = wrk(base, 8, seconds, new_mem)
+    model1 = wrk(base, 1, seconds, new_model)
+    repeat1 = wrk(base + "/cheapest?mem=60GB&hours=200", 1, seconds)
+    print(f"\n{offers:,} offers ({len(items):,} of them in the gpuhunt export: hourly pricings with a host shape); "
+          f"wrk {seconds} s per run, one uvicorn worker, {os.cpu_count()} CPUs (shared)")  # fmt: skip
+    print(f"  trivial endpoint: p50 {trivial1[1]:.3f} ms at 1 connection, {trivial8[0]:,.0f} req/s at 8")
+    print(f"  /cheapest, the same question repeated (answer cache): p50 {repeat1[1]:.3f} ms at 1 connection")
+    print(f"  gpuhunt filter+sort in memory, same question mix: median {hunt:.3f} ms")
+    limit = 1.0 if offers <= 2000 else 3.0
+    report(f"new /cheapest?mem question p50 ({offers:,} offers) ≤ {limit:g} ms", mem1[1], "ms",
+           f"trivial p50 {trivial1[1]:.3f} ms", mem1[1] / trivial1[1], mem1[1] <= limit)  # fmt: skip
+    report(f"new mem questions req/s at 8 conns ({offers:,}) ≥ 0.3× trivial", mem8[0], "req/s",
+           f"trivial {trivial8[0]:,.0f} req/s", mem8[0] / trivial8[0], mem8[0] / trivial8[0] >= 0.3)  # fmt: skip
+    report(f"new question over HTTP vs gpuhunt in memory ({offers:,}) ≥ 3× faster", mem1[1], "ms",
+           f"gpuhunt {hunt:.3f} ms", hunt / mem1[1], hunt / mem1[1] >= 3)  # fmt: skip
+    model_met = model1[1] <= 3.0 if offers > 2000 else True
+    report(f"new by-model question p50 ({offers:,} offers){' ≤ 3 ms' if offers > 2000 else ''}", model1[1], "ms",
+           f"trivial p50 {trivial1[1]:.3f} ms", model1[1] / trivial1[1], model_met)  # fmt: skip
+    if memory:
+        rss, peak = server.memory_mb()
+        report("memory under the new-question load ≤ 400 MB", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None,
+               peak <= 400)  # fmt: skip
+
+
+def history_on(server: Server, built_at: datetime, repeat: int) -> None:
+    import httpx
+
+    first = (built_at - SIX_MONTHS).date()
+    days = [first + timedelta(days=20 + 5 * k) for k in range(repeat)]
+    with httpx.Client(base_url=server.base, timeout=300) as client:
+        trivial = median_ms(client, [TRIVIAL] * 50)
+        keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
+        chosen = keys[:: max(1, len(keys) // repeat)][:repeat]
+        one = [httpx.URL("/offers/history", params={"provider": o["provider"], "region": o["region"], "sku": o["sku"],
+                                                    "pricing": o["pricing"], "since": str(first),
+                                                    "until": str(built_at.date())}) for o in chosen]  # fmt: skip
+        offer_ms = median_ms(client, one)
+        points = len(client.get(one[0]).json()["series"][0]["points"])
+        snapshot_ms = median_ms(client, [f"/offers?date={d}" for d in days])
+        digest_ms = median_ms(client, [f"/digest?date={d}" for d in days])
+        rss, peak = server.memory_mb()
+    print(f"\nhistory over HTTP, median of {repeat} new questions each (trivial endpoint: {trivial:.2f} ms)")
+    report(f"one offer's six months ({points} points) ≤ 5 ms", offer_ms, "ms", f"trivial {trivial:.2f} ms",
+           offer_ms / trivial, offer_ms <= 5)  # fmt: skip
+    report("a day's snapshot /offers?date= ≤ 20 ms", snapshot_ms, "ms", f"trivial {trivial:.2f} ms",
+           snapshot_ms / trivial, snapshot_ms <= 20)  # fmt: skip
+    report("a digest built on demand ≤ 50 ms", digest_ms, "ms", f"trivial {trivial:.2f} ms", digest_ms / trivial,
+           digest_ms <= 50)  # fmt: skip
+    report("memory after history questions ≤ 400 MB", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, peak <= 400)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cache", type=Path, help="folder keeping the generated databases (required)")
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--small", type=int, default=2000, help="offers of the small catalog (1M observations)")
+    parser.add_argument("--offers", type=int, default=50_000)
+    parser.add_argument("--observations", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=9, help="history questions per kind")
+    parser.add_argument("--skip-history", action="store_true")
+    parser.add_argument("--serve", nargs=3, metavar=("DB", "PORT", "NOW"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(Path(args.serve[0]), int(args.serve[1]), args.serve[2])
+        return
+    if args.cache is None:
+        parser.error("--cache is required: the folder that keeps the generated databases")
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is needed: apt-get install -y wrk")
+    args.cache.mkdir(parents=True, exist_ok=True)
+    small, small_at = database(args.cache, args.small, 1_000_000)
+    big, big_at = database(args.cache, args.offers, args.observations)
+    with tempfile.TemporaryDirectory() as folder:
+        cheapest_at(small, small_at, args.small, args.seconds, Path(folder), memory=False).stop()
+        server = cheapest_at(big, big_at, args.offers, args.seconds, Path(folder), memory=True)
+        try:
+            if not args.skip_history:
+                history_on(server, big_at, args.repeat)
+        finally:
+            server.stop()
+    print("\ntarget | figure | reference (same run) | ratio | verdict")
+    for row in ROWS:
+        print(" | ".join(row))
+    print(f"(figures from a 2-CPU machine shared with other work: absolute timings are noisy; run {date.today()})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Observations laid out by offer, so one offer's history is read from a row group or two.
+
+`observations` is appended run by run, so it lies in time order: a snapshot (one run's rows) is
+found by DuckDB's zone maps, but one offer's six months are spread over every row group, and
+reading them meant reading all 10M rows. `compact` copies the observations up to the newest one
+into `history_points` (migration 7), ordered by offer (`series`, numbered in key order in
+`history_series`) and then time, and records that newest id in `history_layout`. A question about
+named offers then reads their series from `history_points` (zone maps on `series` skip the other
+row groups) plus the observations appended since (`observation_id` beyond it: zone maps again), which
+together are exactly the observations of those offers: the answer does not change, only its cost.
+
+`compact` rewrites the layout in one transaction; `serve` runs it after the daily digest, and it can
+run at any time (a question between two compactions reads a longer tail)."""
+
+from __future__ import annotations
+
+import duckdb
+
+# The columns history reads (pricedb.history) and filters on (pricedb.offer_filter.sql_where).
+POINT_COLUMNS = (
+    "observation_id", "provider", "region", "sku", "pricing", "gpu_model", "gpu_memory_gb", "gpu_count", "currency",
+    "unit", "availability", "observed_at", "price", "cny_per_hour", "cny_per_gb_hour",
+)  # fmt: skip
+_COLUMNS = ", ".join(POINT_COLUMNS)
+_KEY = ("provider", "region", "sku", "pricing")
+
+
+def compact(cur: duckdb.DuckDBPyConnection) -> int:
+    """Lay out every observation so far by offer (inside the caller's transaction); returns the
+    newest observation id laid out."""
+    row = cur.execute("SELECT coalesce(max(observation_id), 0) FROM observations").fetchone()
+    upto = int(row[0]) if row else 0
+    cur.execute("DELETE FROM history_series")
+    cur.execute(
+        "INSERT INTO history_series SELECT row_number() OVER (ORDER BY provider, region, sku, pricing), "
+        "provider, region, sku, pricing FROM (SELECT DISTINCT provider, region, sku, pricing FROM observations "
+        "WHERE observation_id <= ?)",
+        [upto],
+    )
+    cur.execute("DELETE FROM history_points")
+    cur.execute(
+        f"INSERT INTO history_points SELECT s.series, {', '.join('o.' + c for c in POINT_COLUMNS)} "
+        "FROM observations o JOIN history_series s USING (provider, region, sku, pricing) "
+        "WHERE o.observation_id <= ? ORDER BY s.series, o.observed_at, o.observation_id",
+        [upto],
+    )
+    cur.execute("UPDATE history_layout SET compacted_upto = ?", [upto])
+    return upto
+
+
+def named_offers_source(
+    cur: duckdb.DuckDBPyConnection,
+    providers: tuple[str, ...],
+    lower_regions: list[str],
+    skus: tuple[str, ...],
+    pricings: tuple[str, ...],
+) -> str:
+    """A FROM clause holding every observation of the offers these values name (and perhaps a few
+    more: the history query's own filters apply on top)."""
+    clauses, values = [], []
+    for column, any_of in (("provider", providers), ("lower(region)", lower_regions), ("sku", skus),
+                           ("pricing", pricings)):  # fmt: skip
+        clauses.append(f"{column} IN ({', '.join('?' for _ in any_of)})")
+        values.extend(any_of)
+    series = [s for (s,) in cur.execute(f"SELECT series FROM history_series WHERE {' AND '.join(clauses)}", values)
+              .fetchall()]  # fmt: skip
+    row = cur.execute("SELECT compacted_upto FROM history_layout").fetchone()
+    upto = int(row[0]) if row else 0
+    laid_out = ", ".join(str(int(s)) for s in sorted(series)) or "NULL"
+    return (
+        f"(SELECT {_COLUMNS} FROM history_points WHERE series IN ({laid_out}) "
+        f"UNION ALL SELECT {_COLUMNS} FROM observations WHERE observation_id > {upto})"
+    )

@@ -1,0 +1,204 @@
+"""The columnar fast path (api/cheapest_fast.py) answers `/cheapest` exactly as the plain reference
+(api/cheapest.py's `select`): the whole JSON, byte for byte, on a few thousand random questions
+over random offers — by `mem` and by model and workload, every filter, flag, billing rule (per
+second/minute/hour with minimums, monthly, fixed terms, reserved, stepped prices), unpriced offers,
+ties in price, one, several or every GPU model, an amount of work (`tokens`, `epochs` ×
+`dataset_tokens`) instead of hours, and `rank_by=per_mtoken` / `job_total`."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from api.answers import cheapest_body
+from api.cheapest_fast import OfferColumns
+from api.query import CheapestParams
+from api.state import dumps
+from pricedb.models import Availability, PriceStep, Pricing, Unit
+from pricedb.queries import CurrentOffers, Offer
+from pricedb.settings import Settings
+
+SETTINGS = Settings()
+OBSERVED = datetime(2026, 11, 29, 8, 0)
+GPUS = {"A100": (40.0, 80.0), "H100": (80.0, 94.0), "L4": (24.0,)}
+PROVIDERS = ("aws", "azure", "tencent", "e2e", "vast")
+REGIONS = ("us-east-1", "US-East-1", "eastus", "ap-guangzhou", "in-mum")
+CARDS = ((None, None), ("SXM4", "NVLink"), ("PCIe", "PCIe"))
+RULES = ((1, 0), (1, 60), (60, 0), (3600, 0), (3600, 3600 * 24))
+
+
+def random_offer(rng: random.Random, index: int) -> Offer:
+    gpu = rng.choice(list(GPUS))
+    memory = rng.choice(GPUS[gpu])
+    count = rng.choice((1, 1, 2, 4, 8))
+    pricing = rng.choice(list(Pricing))
+    unit, term_hours = Unit.HOUR, None
+    if pricing is Pricing.MONTHLY:
+        unit, term_hours = rng.choice(((Unit.MONTH, None), (Unit.TERM, 720.0), (Unit.TERM, None)))
+    elif pricing.is_reserved:
+        unit, term_hours = rng.choice(((Unit.HOUR, None), (Unit.YEAR, None), (Unit.TERM, 8760.0)))
+    price = rng.choice((1.5, 2.0, 3.25, round(rng.uniform(0.2, 40), 3)))  # repeated prices make ties
+    fx_rate = None if rng.random() < 0.05 else rng.choice((1.0, 7.1, 0.086))
+    per_unit = {Unit.HOUR: 1.0, Unit.MONTH: SETTINGS.hours_per_month, Unit.YEAR: SETTINGS.hours_per_year}
+    cny_per_hour = None if fx_rate is None else price * fx_rate / (per_unit.get(unit) or term_hours or 730.0)
+    steps = ()
+    if pricing in (Pricing.ON_DEMAND, Pricing.SPOT) and unit is Unit.HOUR and rng.random() < 0.1:
+        steps = (PriceStep(after_hours=rng.choice((24.0, 100.0)), price=price * 0.8),)
+    increment, minimum = rng.choice(RULES)
+    form_factor, interconnect = rng.choice(CARDS)
+    return Offer(
+        observation_id=index,
+        run_id=1,
+        provider=rng.choice(PROVIDERS),
+        region=rng.choice(REGIONS),
+        sku=f"sku-{rng.randrange(40)}",
+        gpu_model=gpu,
+        gpu_memory_gb=memory,
+        gpu_count=count,
+        form_factor=form_factor,
+        interconnect=interconnect,
+        pricing=pricing.value,
+        price=price,
+        currency="USD",
+        unit=unit.value,
+        term_hours=term_hours,
+        billing_increment_s=increment,
+        billing_minimum_s=minimum,
+        availability=rng.choice(list(Availability)).value,
+        list_price=None,
+        tax_included=None,
+        price_steps=steps,
+        notes=None,
+        source_url="https://example.test/prices",
+        observed_at=OBSERVED,
+        offline=False,
+        fx_rate=fx_rate,
+        fx_date=None if fx_rate is None else date(2026, 11, 27),
+        fx_note="no USD→CNY reference rate" if fx_rate is None else None,
+        cny_per_hour=cny_per_hour,
+        cny_per_gpu_hour=None if cny_per_hour is None else cny_per_hour / count,
+        cny_per_gb_hour=None if cny_per_hour is None else cny_per_hour / (count * memory),
+        vcpus=None,
+        memory_gib=None,
+        gpu_partition=None,
+        gpu_fraction=None,
+        stale=rng.random() < 0.2,
+    )
+
+
+def some(rng: random.Random, values: tuple[str, ...]) -> str:
+    return ",".join(rng.sample(values, rng.randint(1, 2)))
+
+
+def random_question(rng: random.Random) -> dict[str, str]:
+    hours = rng.choice(("1", "0.01", "24", "100", "200", "731", str(rng.uniform(0, 9000))))
+    question: dict[str, str] = {"hours": hours}
+    if rng.random() < 0.25:  # by model and workload
+        workload = rng.choice(("inference", "inference", "lora", "full_finetune"))
+        model = rng.choice(("llama-2-7b", "llama-2-13b", "llama-2-70b", "qwen2.5-14b"))
+        question.update(model=model, workload=workload)
+        if rng.random() < 0.3:
+            question["precision"] = rng.choice(("int4", "int8", "bf16"))
+        if rng.random() < 0.2:
+            question["gpus"] = rng.choice(("1", "2", "8"))
+        if workload == "inference" and rng.random() < 0.4:
+            question["rank_by"] = "per_mtoken"
+        if rng.random() < 0.25:  # an amount of work instead of hours: each option timed on its card
+            question.pop("hours")
+            if workload != "inference" and rng.random() < 0.5:
+                question.update(epochs=rng.choice(("1", "2.5")), dataset_tokens=rng.choice(("100M", "2B")))
+            else:
+                question["tokens"] = rng.choice(("1M", "500M", "3B"))
+            if rng.random() < 0.5:
+                question["rank_by"] = "job_total"
+    else:
+        question["mem"] = rng.choice(("24", "40GB", "60", "80", "160", "320", "641", str(rng.uniform(1, 700))))
+    if rng.random() < 0.6:  # otherwise every card
+        question["gpu"] = ",".join(rng.sample(list(GPUS), rng.randint(1, 2)))
+    for name, values in (("provider", PROVIDERS), ("region", REGIONS), ("pricing", tuple(p.value for p in Pricing))):
+        if rng.random() < 0.2:
+            question[name] = some(rng, values)
+    for flag in ("include_stale", "include_unavailable", "interruptible", "single_gpu"):
+        if rng.random() < 0.3:
+            question[flag] = rng.choice(("true", "false"))
+    if question.get("single_gpu") == "true" and "gpus" in question:
+        del question["single_gpu"]
+    question["limit"] = rng.choice(("1", "3", "10", "10", "50"))
+    return question
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fast_path_answers_as_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    drawn = {o.key: o for o in (random_offer(rng, i) for i in range(rng.choice((0, 40, 300))))}  # keys unique
+    offers = sorted(drawn.values(), key=lambda o: o.key)  # as the store reads them
+    current = CurrentOffers(offers, OBSERVED, None)
+    columns = OfferColumns.build(offers, SETTINGS)
+    asked = shown = 0
+    while asked < 300:
+        try:
+            params = CheapestParams.model_validate(random_question(rng))
+        except ValidationError:  # a combination the parameters refuse (a 422): draw another
+            continue
+        reference = dumps(cheapest_body(params, current, SETTINGS, None))
+        fast = dumps(cheapest_body(params, current, SETTINGS, columns))
+        assert fast == reference, params
+        asked += 1
+        shown += reference.count(b'"rank":')
+    assert shown > 0 or not offers  # the questions found options to compare, not only empty answers
+
+
+# ----- new questions answered before routing (api/answer_cache.py) -------------------------------
+ROUTED_ALIKE = [
+    b"mem=60&hours=200",
+    b"mem=60GB&hours=200&provider=aws,azure&limit=3",
+    b"mem=60&provider=aws&provider=azure",  # a list parameter repeated: the last one counts
+    b"mem=40&mem=80",  # any other parameter repeated: the last one counts
+    b"mem=60%20GB&region=US-EAST-1&include_stale=true&include_unavailable=1",
+    b"mem=80&single_gpu=true&interruptible=false&pricing=on_demand,spot&hours=0.5",
+    b"model=llama-2-13b&workload=lora&context=4096&hours=100",
+    b"model=llama-2-70b&workload=inference&precision=int4&batch=16&rank_by=per_mtoken",
+]
+REFUSED = [b"mem=abc", b"mem=60&bogus=1", b"mem=60&model=llama-2-7b", b"", b"mem=60&limit=0",
+           b"rank_by=per_mtoken&mem=60"]  # fmt: skip
+
+
+def test_new_questions_are_answered_before_routing_as_the_route_answers(store) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.answer_cache import answer_from_memory
+    from api.app import create_app
+    from tests.helpers import NOW, make_quote, make_run, seed_fx
+
+    seed_fx(store)
+    for provider, region in (("aws", "us-east-1"), ("azure", "eastus")):
+        quotes = [
+            make_quote(provider=provider, region=region, sku=f"{provider}-{count}x{memory:g}", gpu_count=count,
+                       gpu_memory_gb=memory, price=1.7 * count, pricing=pricing)
+            for count in (1, 2, 8) for memory in (40.0, 80.0) for pricing in (Pricing.ON_DEMAND, Pricing.SPOT)
+        ]  # fmt: skip
+        store.record_run(make_run(provider, quotes))
+    app = create_app(Settings(db=store.path), store=store, schedule=False)
+    with TestClient(app) as client:
+        state = app.state.gpuprice
+        state.clock = lambda: NOW.replace(tzinfo=None)
+        client.get("/cheapest?mem=1")  # the route loads the offers and builds their columns
+        assert state.answers_from_memory()
+        for query in ROUTED_ALIKE:
+            computed = answer_from_memory(state, query)
+            state.answers_from_memory = lambda: False  # the AnswerCache lets it through: the route answers
+            try:
+                routed = client.get("/cheapest?" + query.decode())
+            finally:
+                del state.answers_from_memory
+            assert routed.status_code == 200 and "x-gpuprice-cache" not in routed.headers
+            assert computed is not None and routed.content == computed, query
+            assert b'"rank":1' in computed
+        fresh = client.get("/cheapest?mem=61&hours=7")
+        assert fresh.headers["x-gpuprice-cache"] == "computed" and fresh.json()["options"]
+        for query in REFUSED:
+            assert answer_from_memory(state, query) is None
+            assert client.get("/cheapest?" + query.decode()).status_code == 422, query
