@@ -1,4 +1,4 @@
-"""AutoDL (autodl.com): A100 machines of the GPU market, through the web console's API.
+"""AutoDL (autodl.com): the machines of every GPU type of its market, through the web console's API.
 
 AutoDL publishes no public price API; its console's JSON API answers with the **user's login
 token** (`GPUPRICE_AUTODL_TOKEN`: the `Authorization` header value of a logged-in autodl.com
@@ -9,12 +9,17 @@ session, sent bare, without "Bearer"). Without it the run is skipped. Requests, 
    `GPUPRICE_AUTODL_REGIONS` (region signs) narrows them.
 2. per group, `POST https://api.autodl.com/api/v1/machine/region/gpu_type` with
    `{"region_sign_list": [...]}` — GPU types with idle and total GPU counts
-   (`[{"A100-SXM4-80GB": {"idle_gpu_num": 5, "total_gpu_num": 40}}, ...]`);
-3. per group that has A100s, `POST https://api.autodl.com/api/v1/user/machine/list` with the
-   console's market-list filter (`charge_type` "payg", `gpu_type_name` the group's A100 types,
+   (`[{"A100-SXM4-80GB": {"idle_gpu_num": 5, "total_gpu_num": 40}}, ...]`); each type name is read
+   through the card table's names ("RTX 4090", "A800-80GB", "A40"); a type it does not know
+   ("RTX 4090D", AutoDL's "vGPU-32GB" of no stated card) is never asked for and is counted in the
+   run's notes (`unknown GPU, not collected: RTX 4090D (1 item)`: the region groups listing it);
+3. per group with known types, `POST https://api.autodl.com/api/v1/user/machine/list` with the
+   console's market-list filter (`charge_type` "payg", `gpu_type_name` the group's known types,
    `region_sign_list`, `gpu_idle_num` 0 so sold-out machines still show prices, `page_index`,
    `page_size` 10, …), paged by `page_index` up to `data.max_page` (past it the API repeats the
    last page, so the walk stops there; more than `api.MAX_PAGES` pages is an error).
+  A machine's card is its `gpu_name` in the size its `gpu_memory` (bytes) is within 7% of
+  (`collectors.market.sized_card`); a size the card is not sold in leaves the machine out.
 
 Every answer is `{"code": "Success", "msg": "", "data": ...}`; another code is a FetchError with
 AutoDL's code and message, and `AuthorizeFailed` ("认证失败; 登录超时") says the token has expired.
@@ -33,7 +38,8 @@ What is taken, per machine (`machine_id`, `region_sign`, `gpu_name`, `gpu_memory
   the quote's `list_price`.
 - **Per GPU → per instance.** An AutoDL instance is N GPUs of one machine. Each machine yields
   instances of 1, 2, 4 and 8 GPUs (`machines.INSTANCE_SIZES`) up to its `gpu_number`, priced
-  per-GPU price × N; sku `A100-SXM4-80GB x2`, region the machine's `region_sign`.
+  per-GPU price × N; sku `A100-SXM4-80GB x2` / `RTX 4090 x4` (AutoDL's type name), region the
+  machine's `region_sign`.
 - **Grouped like a marketplace** (collectors.market): one offer per (sku, region, pricing), the
   cheapest machine that can rent N GPUs now (`gpu_idle_num`, capped by `gpu_order_num`, ≥ N);
   the notes carry the median and the number of such machines. When none can, the offer is the
@@ -44,9 +50,10 @@ What is taken, per machine (`machine_id`, `region_sign`, `gpu_name`, `gpu_memory
 - Billing is per second (AutoDL's billing page, as cited in public projects); tax not stated.
 
 Quirks: integer prices of undocumented unit (above); machines without the fields the list always
-carries mean the API changed (ParseError), machines of other GPUs or without a price are left
-out; the same machine on two pages (the list shifting mid-walk) is counted once. The token is a
-session credential: the console's terms apply, and it expires (then: FetchError, log in again).
+carries mean the API changed (ParseError), machines of unknown GPUs or without a price are left
+out (counted in the parse error when nothing is left); the same machine on two pages (the list
+shifting mid-walk) is counted once. The token is a session credential: the console's terms apply,
+and it expires (then: FetchError, log in again).
 
 Scope: one, `all` (on_demand, monthly), hourly: idle counts change by the minute.
 """

@@ -7,7 +7,7 @@ has the details)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -17,7 +17,7 @@ from collectors.autodl.machines import (
     PRICE_UNIT_CNY,
     Machine,
     RegionGroup,
-    a100_types,
+    gpu_types,
     read_machine,
     region_groups,
 )
@@ -25,6 +25,7 @@ from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import FetchError, MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.market import amount, summarize
+from collectors.skipped import UNKNOWN_GPU, counted_notes
 from pricedb.models import Availability, Pricing, Quote, Unit
 
 OFFLINE_TOKEN = "gpuprice-offline-replay"  # offline replays need no real token
@@ -63,16 +64,19 @@ class AutodlCollector(Collector):
         raw, data = await call(http, "GET", REGION_TAG_URL, token, REGIONS)
         groups = self._chosen(region_groups(data, raw.url))
         responses, notes = [raw], []
+        unknown: Counter[str] = Counter()  # per name, the region groups listing GPUs of it
         for group in groups:
             body = {"region_sign_list": list(group.signs)}
             raw, data = await call(http, "POST", GPU_TYPE_URL, token, GPU_TYPES + group.label, body)
             responses.append(raw)
-            names = [name for name, (_, total) in a100_types(data, raw.url).items() if total > 0]
+            known, others = gpu_types(data, raw.url)
+            unknown.update(f"{UNKNOWN_GPU}: {name}" for name in others)
+            names = [name for name, (_, total) in known.items() if total > 0]
             if names:
                 responses.extend(await machine_pages(http, token, list(group.signs), names, MACHINES + group.label))
         if not any(r.label.startswith(MACHINES) for r in responses):
-            notes.append(f"no A100 type in any of the {len(groups)} region groups")
-        return Fetched(responses, notes=notes)
+            notes.append(f"no GPU type the card table knows in any of the {len(groups)} region groups")
+        return Fetched(responses, notes=notes + counted_notes(unknown))
 
     def _chosen(self, groups: list[RegionGroup]) -> list[RegionGroup]:
         wanted = self.settings.regions_for(self.name, [])
@@ -95,7 +99,7 @@ class AutodlCollector(Collector):
             if raw.label == REGIONS:
                 names.update({sign: g.name for g in region_groups(data, raw.url) for sign in g.signs})
             elif raw.label.startswith(GPU_TYPES):
-                for gpu, (free, _) in a100_types(data, raw.url).items():
+                for gpu, (free, _) in gpu_types(data, raw.url)[0].items():
                     idle.update({(sign, gpu): free for sign in raw.label[len(GPU_TYPES) :].split(",")})
             elif raw.label.startswith(MACHINES):
                 items = data.get("list") if isinstance(data, dict) else None
@@ -121,7 +125,7 @@ class AutodlCollector(Collector):
                         groups[key].append(_Listing(machine, size, per_gpu * size, free))
         if not groups:
             reasons = "; ".join(f"{n} × {why}" for why, n in sorted(skipped.items())) or "no machines listed"
-            raise ParseError(f"no A100 machine with a price in the AutoDL answers ({reasons})")
+            raise ParseError(f"no GPU machine with a price in the AutoDL answers ({reasons})")
         sources = {machine.machine_id: raw for machine, raw in machines.values()}
         ordered = sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1], kv[0][3]))
         return [self._quote(key, listings, sources, idle) for key, listings in ordered]

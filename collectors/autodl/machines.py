@@ -1,5 +1,6 @@
-"""Reading AutoDL answers: region groups, the A100 types of a group with their idle counts, and
-machines with their per-GPU prices (or why a machine is left out)."""
+"""Reading AutoDL answers: region groups, the GPU types of a group with their idle counts (the ones
+the card table knows, and the others), and machines with their per-GPU prices (or why a machine is
+left out)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import ParseError
+from collectors.market import sized_card
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
-from pricedb.cards import nearest_known_size
 from pricedb.shapes import host_fields
 
 # payg_price and the machine_sku_info prices are integers; AutoDL does not document their unit.
@@ -22,7 +23,8 @@ INSTANCE_SIZES = (1, 2, 4, 8)
 PACKAGE_TYPES = ("daily", "weekly", "monthly")  # machine_sku_info types besides "payg"
 GIB = 1 << 30
 
-SKIP_NOT_A100 = "not an A100"
+SKIP_UNKNOWN = "a GPU the card table does not know"
+SKIP_MEMORY = "gpu_memory not a size the card is sold in"
 SKIP_NO_GPUS = "no GPU count"
 SKIP_NO_PRICE = "no pay-as-you-go price"
 
@@ -77,29 +79,29 @@ def region_groups(data: Any, where: str) -> list[RegionGroup]:
     return groups
 
 
-def a100_types(data: Any, where: str) -> dict[str, tuple[int, int]]:
-    """GPU type name → (idle, total) GPUs, for the A100 types in a region group's answer
-    (`[{"A100-SXM4-80GB": {"idle_gpu_num": 5, "total_gpu_num": 40}}, ...]`)."""
+def gpu_types(data: Any, where: str) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """GPU type name → (idle, total) GPUs for the types of a region group's answer whose card the
+    table knows (`[{"A100-SXM4-80GB": {"idle_gpu_num": 5, "total_gpu_num": 40}}, ...]`), and the
+    names of the others with GPUs there ("RTX 4090D", "vGPU-32GB": never guessed)."""
     if not isinstance(data, list):
         raise ParseError(f"{where}: the GPU type list is not a list")
     found: dict[str, tuple[int, int]] = {}
+    unknown: list[str] = []
     for entry in data:
         if not isinstance(entry, Mapping):
             raise ParseError(f"{where}: a GPU type entry is not an object ({entry!r})")
         for name, counts in entry.items():
             if not isinstance(counts, Mapping) or "idle_gpu_num" not in counts or "total_gpu_num" not in counts:
                 raise ParseError(f"{where}: GPU type {name!r} has no idle_gpu_num/total_gpu_num")
-            if _a100(str(name)) is not None:
-                found[str(name)] = (int(counts["idle_gpu_num"]), int(counts["total_gpu_num"]))
-    return found
-
-
-def _a100(name: str, memory_gb: float | None = None) -> GpuSpec | None:
-    try:
-        spec = identify(name, memory_gb)
-    except UnknownGpu:
-        return None
-    return spec if spec.model == "A100" else None
+            idle, total = int(counts["idle_gpu_num"]), int(counts["total_gpu_num"])
+            try:
+                identify(str(name))
+            except UnknownGpu:
+                if total > 0:
+                    unknown.append(str(name))
+                continue
+            found[str(name)] = (idle, total)
+    return found, unknown
 
 
 def _int(value: Any) -> int | None:
@@ -132,10 +134,12 @@ def read_machine(item: Mapping[str, Any], region_names: Mapping[str, str], where
         if name not in item:
             raise ParseError(f"{where} has no {name!r} field (has the AutoDL API changed?)")
     memory = _int(item.get("gpu_memory"))
-    size = nearest_known_size("A100", memory / GIB) if memory else None
-    spec = _a100(str(item["gpu_name"]), size)
+    try:
+        spec = sized_card(str(item["gpu_name"]), memory / GIB) if memory else None
+    except UnknownGpu:
+        return SKIP_UNKNOWN
     if spec is None:
-        return SKIP_NOT_A100
+        return SKIP_MEMORY
     gpus, idle, orderable = _int(item["gpu_number"]), _int(item["gpu_idle_num"]), _int(item.get("gpu_order_num"))
     if not gpus or gpus < 1 or idle is None:
         return SKIP_NO_GPUS

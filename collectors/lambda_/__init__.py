@@ -1,4 +1,4 @@
-"""Lambda (Lambda Labs, lambda.ai): A100 instance types from the Lambda Cloud API.
+"""Lambda (Lambda Labs, lambda.ai): every GPU instance type from the Lambda Cloud API.
 
 The provider's slug is `lambda` (settings `GPUPRICE_LAMBDA_*`, `/offers?provider=lambda`); the package is
 `collectors.lambda_` only because `lambda` is a Python keyword (PEP 8: a trailing underscore).
@@ -11,15 +11,19 @@ One answer, no paging: `{"data": {"<name>": {"instance_type": {...}, "regions_wi
 [{"name", "description"}]}}}`. Errors come as `{"error": {"code", "message", "suggestion"}}` (401
 `global/invalid-api-key`, 403 `global/account-inactive`) and end the run with Lambda's own words.
 
-What is taken, per instance type whose `gpu_description` names an A100 ("A100 (40 GB SXM4)",
-"A100 (80 GB SXM4)", "A100 (40 GB PCIe)"): `price_cents_per_hour` (US cents per instance-hour,
-stored as USD: 1592 → 15.92), the GPU count from `specs.gpus` (checked against the "8x" of
-`description`), memory and form factor from `gpu_description`, the host shape from `specs.vcpus`
-and `specs.memory_gib`. On-demand only: reserved capacity
-and 1-Click Clusters are sold outside this API.
+What is taken, per GPU instance type (A100, H100 PCIe and SXM5, B200, GH200, A10, A6000, V100, …):
+`price_cents_per_hour` (US cents per instance-hour, stored as USD: 1592 → 15.92), the card from
+`gpu_description` ("H100 (80 GB SXM5)", "GH200 (96 GB)", "Tesla V100 (16 GB)") through the card
+table's names (`pricedb.card_names.identify`: model, memory, and the form factor where the
+description says it — a V100's is left unknown), the GPU count from `specs.gpus` (checked against
+the "8x" of `description`), the host shape from `specs.vcpus` and `specs.memory_gib`. A type with
+`specs.gpus` 0 (Lambda's CPU instances) is no GPU offer; a description the card table does not know
+is left out, never guessed, and so is a type priced at 0 cents: each is counted in the run's notes
+(`unknown GPU, not collected: RTX 4090D (24 GB) (1 item)`). On-demand only: reserved capacity and
+1-Click Clusters are sold outside this API.
 
 Regions and availability. The price is the same in every region, and the API names only the
-regions that have capacity *now*; a region without capacity is simply absent. Each A100 type is
+regions that have capacity *now*; a region without capacity is simply absent. Each GPU type is
 therefore reported in the regions watched: `GPUPRICE_LAMBDA_REGIONS` when set (and only those),
 else every region the answer lists for *any* instance type (the regions Lambda is serving at this
 moment). A watched region listed for the type is `available`; the others are `sold_out`, with a

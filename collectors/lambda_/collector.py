@@ -1,4 +1,4 @@
-"""`LambdaCollector`: one instance-types call, its A100 types (collectors.lambda_.instance_types)
+"""`LambdaCollector`: one instance-types call, its GPU types (collectors.lambda_.instance_types)
 reported in every watched region, available where Lambda lists capacity now.
 
 Source: https://cloud.lambda.ai/api/v1/instance-types (an API key; the package docstring has the
@@ -6,6 +6,7 @@ details)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -13,7 +14,8 @@ from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import MissingCredentials, ParseError
 from collectors.http import Http
 from collectors.jsonapi import fetch_explained
-from collectors.lambda_.instance_types import a100_spec, capacity_regions, gpu_count_of, host_shape, instance_types
+from collectors.lambda_.instance_types import capacity_regions, gpu_count_of, gpu_types, host_shape, instance_types
+from collectors.skipped import counted_notes
 from pricedb.card_names import GpuSpec
 from pricedb.models import Availability, Pricing, Quote, Unit
 
@@ -54,7 +56,10 @@ class LambdaCollector(Collector):
             label="instance-types",
             headers={"Authorization": f"Bearer {self.api_key()}"},
         )
-        return Fetched([raw])
+        notes: list[str] = []
+        with contextlib.suppress(ParseError):  # parse() reports it
+            notes = counted_notes(gpu_types(raw, instance_types(raw))[1])
+        return Fetched([raw], notes=notes)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
         quotes: list[Quote] = []
@@ -67,22 +72,19 @@ class LambdaCollector(Collector):
         capacity = {name: capacity_regions(raw, name, item) for name, item in types.items()}
         configured = self.settings.regions_for(self.name, [])
         watched = set(configured) or set().union(*capacity.values())
-        a100: list[tuple[str, Mapping[str, Any], GpuSpec]] = []
-        for name, item in types.items():
-            spec = a100_spec(raw, name, item)
-            if spec is not None:
-                a100.append((name, item, spec))
-        if not a100:
+        cards, _ = gpu_types(raw, types)  # what is left out is in the run's notes (fetch)
+        if not cards:
             raise ParseError(
-                f"{raw.url}: none of the {len(types)} instance types is an A100 ({', '.join(sorted(types))})"
+                f"{raw.url}: none of the {len(types)} instance types holds a priced GPU the card table knows "
+                f"({', '.join(sorted(types))})"
             )
         if not watched:
             raise ParseError(
                 f"{raw.url}: Lambda lists no region with capacity for any instance type, so there is no region to "
-                "report the A100 types in; set GPUPRICE_LAMBDA_REGIONS to record them as sold out there"
+                "report the GPU types in; set GPUPRICE_LAMBDA_REGIONS to record them as sold out there"
             )
         quotes = []
-        for name, item, spec in sorted(a100, key=lambda entry: entry[0]):
+        for name, item, spec in cards:
             for region in sorted(watched):
                 quotes.append(self._quote(raw, name, item, spec, region, region in capacity[name]))
         return quotes

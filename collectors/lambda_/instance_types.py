@@ -1,15 +1,17 @@
-"""Reading Lambda's instance-types answer: the `data` object of instance types, which of them are
-A100s, their GPU count (checked against the description's "8x"), host shape and the regions listed
-with capacity now."""
+"""Reading Lambda's instance-types answer: the `data` object of instance types, the card each GPU
+type holds (its `gpu_description` through `pricedb.card_names.identify`), its GPU count (checked
+against the description's "8x"), host shape and the regions listed with capacity now."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from collectors.base import RawResponse
 from collectors.errors import ParseError
+from collectors.skipped import NO_PRICE, UNKNOWN_GPU
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.shapes import host_fields
 
@@ -30,21 +32,44 @@ def instance_types(raw: RawResponse) -> dict[str, Mapping[str, Any]]:
     return types
 
 
-def a100_spec(raw: RawResponse, name: str, item: Mapping[str, Any]) -> GpuSpec | None:
+def gpu_types(
+    raw: RawResponse, types: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[tuple[str, Mapping[str, Any], GpuSpec]], Counter[str]]:
+    """The priced GPU types (name, item, card), sorted by name, and what was left out, counted: a
+    description the card table does not know (never guessed) and a type priced at 0 cents."""
+    cards: list[tuple[str, Mapping[str, Any], GpuSpec]] = []
+    skipped: Counter[str] = Counter()
+    for name, item in sorted(types.items()):
+        instance = item["instance_type"]
+        try:
+            spec = card_of(raw, name, item)
+        except UnknownGpu:
+            skipped[f"{UNKNOWN_GPU}: {instance['gpu_description']}"] += 1
+            continue
+        if spec is None:
+            continue
+        if instance["price_cents_per_hour"] <= 0:
+            skipped[f"{NO_PRICE}: {name}"] += 1
+            continue
+        cards.append((name, item, spec))
+    return cards, skipped
+
+
+def card_of(raw: RawResponse, name: str, item: Mapping[str, Any]) -> GpuSpec | None:
+    """The card an instance type holds, read from its `gpu_description` ("H100 (80 GB SXM5)",
+    "GH200 (96 GB)", "Tesla V100 (16 GB)"); None for a type without GPUs (`specs.gpus` 0). A
+    description the card table does not know raises UnknownGpu: reported, never guessed."""
     instance = item["instance_type"]
     for field in ("gpu_description", "price_cents_per_hour", "specs"):
         if field not in instance:
             raise ParseError(f"{raw.url}: {name} has no '{field}' (has the API changed?)")
-    try:
-        spec = identify(str(instance["gpu_description"]))
-    except UnknownGpu:
-        return None
-    if spec.model != "A100":
-        return None
     cents = instance["price_cents_per_hour"]
     if isinstance(cents, bool) or not isinstance(cents, int | float):
         raise ParseError(f"{raw.url}: {name} price_cents_per_hour {cents!r} is not a number")
-    return spec
+    specs = instance["specs"]
+    if isinstance(specs, Mapping) and specs.get("gpus") == 0:
+        return None
+    return identify(str(instance["gpu_description"]))
 
 
 def gpu_count_of(raw: RawResponse, name: str, instance: Mapping[str, Any]) -> int:

@@ -23,6 +23,10 @@ Quirks:
 - **Bad rows never sink the sheet.** A row that cannot be a quote is refused with file, line and
   reason (stored with the run's rejections), and the good rows load. A sheet with no good row, no
   header, or a missing/unknown column fails the run with the reasons.
+- **Any card, whole or a slice.** `gpu_model` is read through the card table's names (a name it
+  does not know is a refused row, never guessed); a MIG profile in it (`A100 SXM4 80GB MIG 3g.40gb`)
+  or a `gpu_fraction` column (`0.5`) makes the quote a slice (`gpu_fraction`, `gpu_partition`) whose
+  `gpu_memory_gb` is the slice's own, checked against the card.
 - **Offline** (`--offline`), the sheet is the recorded one listed in `fixtures/manual/replay.json`,
   like every provider's recorded answers, whatever `GPUPRICE_MANUAL_SHEET` says.
 """

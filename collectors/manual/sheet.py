@@ -34,7 +34,15 @@ REQUIRED = (
     "source_url",
     "date_seen",
 )
-OPTIONAL = ("term_hours", "availability", "tax_included", "notes", "billing_increment_s", "billing_minimum_s")
+OPTIONAL = (
+    "term_hours",
+    "availability",
+    "tax_included",
+    "notes",
+    "billing_increment_s",
+    "billing_minimum_s",
+    "gpu_fraction",
+)
 COLUMNS = REQUIRED + OPTIONAL
 
 _SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -79,14 +87,32 @@ def _choice(text: str, allowed: list[str], name: str) -> str:
 
 
 def _gpu(row: dict[str, str], memory: float) -> GpuSpec:
+    """The card a row names, whole or a slice: a MIG profile in `gpu_model` ("A100 80GB MIG 1g.10gb")
+    or a `gpu_fraction` (0.5: half a GPU, as quoted) makes it a slice, whose `gpu_memory_gb` is the
+    slice's own."""
     name = row["gpu_model"].strip()
+    fraction = _number(row, "gpu_fraction") if row["gpu_fraction"].strip() else None
     try:
         spec = identify(name)
     except UnknownGpu:
         word = _MODEL_WORD.search(name)
-        if word is None:
+        if word is None or fraction is not None:
             raise BadRow(f"gpu_model {name!r} is not a GPU gpuprice knows (README, GPUs, lists the cards)") from None
         spec = GpuSpec(model_named(word.group(1)) or word.group(1), memory)
+    if spec.gpu_fraction is not None:  # a MIG profile: the name says the slice's memory and share
+        if memory != spec.memory_gb or (fraction is not None and abs(fraction - spec.gpu_fraction) > 1e-3):
+            raise BadRow(
+                f"gpu_model {name!r} is a {spec.gpu_partition} slice: {spec.memory_gb:g} GB, {spec.gpu_fraction:.3g} "
+                f"of a GPU, but the row says {row['gpu_memory_gb']} GB{f', {fraction:g}' if fraction else ''}"
+            )
+        return spec
+    if fraction is not None:
+        if fraction > 1:
+            raise BadRow(f"gpu_fraction {fraction:g} is more than one GPU (write 0.5 for half of one)")
+        try:
+            return spec.slice(fraction, f"{fraction:.3g} of a GPU (as quoted)", memory)
+        except UnknownGpu as exc:
+            raise BadRow(str(exc)) from None
     named = _NAMED_MEMORY.search(name)
     if named is not None and float(named.group(1)) != memory:
         raise BadRow(f"gpu_model {name!r} says {named.group(1)} GB but gpu_memory_gb is {row['gpu_memory_gb']}")

@@ -1,11 +1,14 @@
-"""RunPod: A100 pods from the RunPod GraphQL API.
+"""RunPod: GPU pods of every type from the RunPod GraphQL API.
 
 Source: `POST https://api.runpod.io/graphql` (JSON `{"query": ...}`), two kinds of request:
 
 1. `query GpuTypeList { gpuTypes { id displayName memoryInGb maxGpuCount maxGpuCountSecureCloud
-   maxGpuCountCommunityCloud secureCloud communityCloud } }` — which GPU types exist; the A100 ones
-   are picked by id with `pricedb.card_names.identify` ("NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-80GB");
-2. per A100 type, `gpuTypes(input: {id: "..."})` with its prices (`securePrice`, `communityPrice`,
+   maxGpuCountCommunityCloud secureCloud communityCloud } }` — which GPU types exist, each read
+   by id and `memoryInGb` with `pricedb.card_names.identify` ("NVIDIA A100 80GB PCIe", "NVIDIA H100
+   80GB HBM3" = H100 SXM5, "NVIDIA GeForce RTX 4090", "AMD Instinct MI300X OAM"); a type the card
+   table does not know is never priced, and the run's notes count it (`unknown GPU, not collected:
+   NVIDIA GeForce RTX 3080 Ti (12 GB) (1 item)`);
+2. per known type, `gpuTypes(input: {id: "..."})` with its prices (`securePrice`, `communityPrice`,
    `secureSpotPrice`, `communitySpotPrice`, `oneMonthPrice`, `threeMonthPrice`, `sixMonthPrice`) and,
    per cloud and GPU count up to the type's maximum for that cloud, one aliased
    `secureN: lowestPrice(input: {gpuCount: N, secureCloud: true}) { stockStatus minimumBidPrice minVcpu
@@ -21,8 +24,8 @@ What is taken, and quirks:
 - **Prices are per GPU**: an N-GPU offer is stored per instance, N × the price (CONTRACT §2).
 - **Secure and Community Cloud are different offers** (RunPod's data centers vs. hosts renting out
   their machines; different prices and guarantees), told apart in the SKU:
-  `NVIDIA A100 80GB PCIe x2 (secure)`. The region is `global`: these prices and the stock signal
-  are RunPod-wide, not per data center.
+  `NVIDIA A100 80GB PCIe x2 (secure)`. A price of 0 or null gives no offer. The region is
+  `global`: these prices and the stock signal are RunPod-wide, not per data center.
 - `stockStatus` High/Medium/Low → `available` (the level is in the notes); null → RunPod does not
   offer that count in that cloud now: no offer, and the run's notes say which were skipped.
 - Spot (interruptible, bid) → `spot`, from `secureSpotPrice` / `communitySpotPrice`, else from the

@@ -1,11 +1,13 @@
-"""`RunpodCollector`: the GPU type list, then one price query per A100 type
+"""`RunpodCollector`: the GPU type list, then one price query per GPU type the card table knows
 (collectors.runpod.graphql), each answer read into quotes (collectors.runpod.offers).
 
 Source: https://api.runpod.io/graphql (the package docstring has the details)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
@@ -19,7 +21,9 @@ from collectors.runpod.graphql import (
     prices_query,
     request_body,
 )
-from collectors.runpod.offers import PROVIDER, a100_spec, not_offered, quotes_of
+from collectors.runpod.offers import PROVIDER, card_of, not_offered, quotes_of
+from collectors.skipped import UNKNOWN_GPU, counted_notes
+from pricedb.card_names import UnknownGpu
 from pricedb.models import Pricing, Quote
 
 
@@ -55,12 +59,12 @@ class RunpodCollector(Collector):
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         listing = await self._post(http, LIST_QUERY, "GPU type list")
         types = gpu_types_of(listing)
-        a100 = [gpu for gpu in types if a100_spec(gpu) is not None]
-        if not a100:
+        known, skipped = known_types(types)
+        if not known:
             ids = ", ".join(sorted(str(gpu.get("id")) for gpu in types))
-            raise ParseError(f"{GRAPHQL_URL}: none of the {len(types)} GPU types is an A100 ({ids})")
-        fetched = Fetched([])
-        for gpu in a100:
+            raise ParseError(f"{GRAPHQL_URL}: none of the {len(types)} GPU types is a card the table knows ({ids})")
+        fetched = Fetched([], notes=counted_notes(skipped))
+        for gpu in known:
             counts, notes = max_counts(gpu)
             fetched.notes.extend(notes)
             if not any(counts.values()):
@@ -69,7 +73,7 @@ class RunpodCollector(Collector):
             fetched.responses.append(raw)
             fetched.notes.extend(not_offered(raw))  # also raises on a GraphQL error answer
         if not fetched.responses:
-            raise ParseError(f"{GRAPHQL_URL}: no A100 type is offered in either cloud ({'; '.join(fetched.notes)})")
+            raise ParseError(f"{GRAPHQL_URL}: no GPU type is offered in either cloud ({'; '.join(fetched.notes)})")
         return fetched
 
     def parse(self, fetched: Fetched) -> list[Quote]:
@@ -77,3 +81,17 @@ class RunpodCollector(Collector):
         for raw in fetched.responses:
             quotes.extend(quotes_of(raw, self.quote))
         return quotes
+
+
+def known_types(types: list[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], Counter[str]]:
+    """The GPU types whose card the table knows, and the others counted by id (never guessed)."""
+    known: list[Mapping[str, Any]] = []
+    skipped: Counter[str] = Counter()
+    for gpu in types:
+        try:
+            card_of(gpu)
+        except UnknownGpu:
+            skipped[f"{UNKNOWN_GPU}: {gpu.get('id')} ({gpu.get('memoryInGb')} GB)"] += 1
+            continue
+        known.append(gpu)
+    return known, skipped

@@ -18,15 +18,12 @@ REGION = "global"  # list prices and lowestPrice without a data center: RunPod-w
 _SAVINGS_FIELDS = (("oneMonthPrice", "1 month"), ("threeMonthPrice", "3 months"), ("sixMonthPrice", "6 months"))
 
 
-def a100_spec(gpu: Mapping[str, Any]) -> GpuSpec | None:
-    """What an entry of `gpuTypes` is, when it is an A100 (by its id, with `memoryInGb`)."""
+def card_of(gpu: Mapping[str, Any]) -> GpuSpec:
+    """The card an entry of `gpuTypes` is, by its id ("NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX
+    4090") with `memoryInGb`; UnknownGpu for a card the table does not know (reported, never guessed)."""
     memory = gpu.get("memoryInGb")
     memory_gb = float(memory) if isinstance(memory, int | float) and not isinstance(memory, bool) else None
-    try:
-        spec = identify(str(gpu.get("id", "")), memory_gb)
-    except UnknownGpu:
-        return None
-    return spec if spec.model == "A100" else None
+    return identify(str(gpu.get("id", "")), memory_gb)
 
 
 def sku(gpu_id: str, count: int, cloud: str) -> str:
@@ -74,9 +71,10 @@ def quotes_of(raw: RawResponse, quote: QuoteMaker) -> list[Quote]:
     for gpu in gpu_types_of(raw):
         gpu_id = str(gpu.get("id", ""))
         where = f"{raw.url} ({gpu_id or 'a GPU type without id'})"
-        spec = a100_spec(gpu)
-        if spec is None:
-            raise ParseError(f"{where}: not an A100 type, but its prices were asked for as one")
+        try:
+            spec = card_of(gpu)
+        except UnknownGpu as exc:
+            raise ParseError(f"{where}: a card the table does not know, yet its prices were asked for") from exc
         rows = stock_rows(gpu, where)
         if not rows:
             raise ParseError(f"{where}: no lowestPrice answers (secure1, community1, …) in the type's answer")

@@ -5,14 +5,16 @@ Source: https://console.vast.ai/api/v0/bundles/ (the package docstring has the d
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import ClassVar
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from collectors.base import Collector, Fetched, RawResponse, Scope
 from collectors.errors import ParseError
 from collectors.http import Http
 from collectors.market import amount, summarize
-from collectors.vast.offers import Group, Listing, plausible, read_offer
+from collectors.skipped import UNKNOWN_GPU, counted_notes
+from collectors.vast.offers import SKIP_UNKNOWN, Group, Listing, card_of, plausible, read_offer
 from collectors.vast.query import BUNDLES_URL, LIMIT, SEARCH_TYPE, search
 from pricedb.cards import MODEL_FACTS
 from pricedb.models import Availability, Pricing, Quote, Unit
@@ -37,12 +39,15 @@ class VastCollector(Collector):
         key = self.settings.vast_api_key.get_secret_value() if self.settings.vast_api_key else None
         responses: list[RawResponse] = []
         notes: list[str] = []
+        unknown: dict[object, str] = {}  # offer id → the gpu_name the card table does not know
         for pricing in sorted(scope.pricings & self.pricings):
             raw = await search(http, pricing, countries, key)
             offers = raw.json().get("offers")
             if isinstance(offers, list) and len(offers) >= LIMIT:
                 notes.append(f"the {raw.label} search returned {len(offers)} offers, its limit: the answer may be cut")
+            unknown.update(unknown_cards(offers if isinstance(offers, list) else []))
             responses.append(raw)
+        notes += counted_notes(Counter(f"{UNKNOWN_GPU}: {name}" for name in unknown.values()))
         return Fetched(responses, notes=notes)
 
     def parse(self, fetched: Fetched) -> list[Quote]:
@@ -69,7 +74,7 @@ class VastCollector(Collector):
         log.debug("vast: %d offers read, %d quotes, skipped %s", total, len(quotes), dict(skipped))
         if not quotes:
             reasons = "; ".join(f"{n} × {why}" for why, n in sorted(skipped.items())) or "the answers were empty"
-            raise ParseError(f"{total} offers read but no A100 offer could be priced ({reasons})")
+            raise ParseError(f"{total} offers read but no GPU offer could be priced ({reasons})")
         return sorted(quotes, key=lambda q: q.key)
 
     def _quote(self, raw: RawResponse, pricing: Pricing, group: Group, listings: list[Listing]) -> Quote | None:
@@ -86,7 +91,7 @@ class VastCollector(Collector):
             )
         notes.append(best.describe(pricing))
         if len(kept) < len(listings):
-            low, high = MODEL_FACTS["A100"].usd_per_gpu_hour
+            low, high = MODEL_FACTS[best.spec.model].usd_per_gpu_hour
             odd = [x for x in listings if x not in kept]
             asks = ", ".join(f"offer {x.offer_id} at {amount(x.per_gpu)}" for x in odd)
             notes.append(f"left out, outside the plausible {low:g}–{high:g} USD per GPU-hour: {asks}")
@@ -107,3 +112,16 @@ class VastCollector(Collector):
             notes="; ".join(notes),
             **best.host,
         )
+
+
+def unknown_cards(offers: list[Any]) -> dict[object, str]:
+    """Offer id → gpu_name, for the offers whose card the table does not know (counted once per
+    offer in the run's notes, though both searches list it)."""
+    found: dict[object, str] = {}
+    for offer in offers:
+        if not isinstance(offer, Mapping) or not isinstance(offer.get("gpu_ram"), int | float):
+            continue
+        name = str(offer.get("gpu_name", "")).strip()
+        if card_of(name, float(offer["gpu_ram"])) == SKIP_UNKNOWN:
+            found[offer.get("id")] = name
+    return found

@@ -1,5 +1,6 @@
-"""Reading Vast.ai offers: which card an offer is, its memory class, GPU count, country and hourly
-price, or why it is left out. The collector (collectors.vast) groups what this module reads."""
+"""Reading Vast.ai offers: which card an offer is (its `gpu_name` through the card table's names, its
+memory from `gpu_ram`), GPU count, country and hourly price, or why it is left out. The collector
+(collectors.vast) groups what this module reads."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import ParseError
-from pricedb.card_names import GpuSpec
-from pricedb.cards import MODEL_FACTS, nearest_known_size
+from collectors.market import sized_card
+from pricedb.card_names import GpuSpec, UnknownGpu
+from pricedb.cards import MODEL_FACTS
 from pricedb.models import Pricing
 from pricedb.shapes import host_fields
 
@@ -20,23 +22,20 @@ HOURS_PER_STORAGE_MONTH = 30 * 24
 # The disk every quote includes: enough for the weights and checkpoints of a model that needs
 # 60–80 GB of GPU memory. The search asks for it (`allocated_storage`, `disk_space >= …`).
 STANDARD_DISK_GB = 100
-MEMORY_TOLERANCE = 0.07  # gpu_ram (MB) within 7% of 40 or 80 GiB; Vast reports e.g. 40536 or 81559
 
-# Vast `gpu_name` → (name part of our sku, form factor, interconnect). "A100 SXM" and "A100 SXM4"
-# are the same card; "A100X" is the A100 80GB PCIe converged accelerator (with a BlueField DPU).
-CARDS: dict[str, tuple[str, str, str]] = {
-    "A100 PCIE": ("A100-PCIE", "PCIe", "PCIe"),
-    "A100 SXM4": ("A100-SXM4", "SXM4", "NVLink"),
-    "A100 SXM": ("A100-SXM4", "SXM4", "NVLink"),
-    "A100X": ("A100X", "PCIe", "PCIe"),
-}
+# Vast `gpu_name`s the card table's names do not read as they are: "A100X" is the A100 80GB PCIe
+# converged accelerator (an A100 PCIe with a BlueField DPU on the board).
+ALIASES = {"A100X": "A100 PCIe"}
+# The name part of the sku where it is not the gpu_name with dashes: "A100 SXM" and "A100 SXM4" are
+# the same card, one group.
+SKU_NAMES = {"A100 SXM": "A100-SXM4"}
 PRICE_FIELD = {Pricing.ON_DEMAND: "dph_base", Pricing.SPOT: "min_bid"}
 _REQUIRED = ("gpu_name", "num_gpus", "gpu_ram", "storage_cost", "geolocation")
 UNKNOWN_REGION = "unknown"
 
-SKIP_NOT_A100 = "not an A100 card"
+SKIP_UNKNOWN = "unknown GPU"
 SKIP_NO_COUNT = "no GPU count"
-SKIP_MEMORY = "gpu_ram not of a 40 or 80 GB card"
+SKIP_MEMORY = "gpu_ram not a size the card is sold in"
 SKIP_NO_PRICE = "no price"
 SKIP_NO_STORAGE = "no storage_cost"
 SKIP_FRACTION = "a fraction of a GPU"
@@ -46,7 +45,7 @@ SKIP_FRACTION = "a fraction of a GPU"
 class Group:
     """What offers are grouped by: one stored offer per group and pricing."""
 
-    card: str  # "A100-SXM4"
+    card: str  # "A100-SXM4", "RTX-4090": the gpu_name with dashes
     memory_gb: float
     gpu_count: int
     region: str  # ISO country code from geolocation, or "unknown"
@@ -106,9 +105,7 @@ def read_offer(offer: Mapping[str, Any], pricing: Pricing, where: str) -> Listin
     for name in (*_REQUIRED, PRICE_FIELD[pricing]):
         if name not in offer:
             raise ParseError(f"{where} has no {name!r} field (has the Vast.ai search API changed?)")
-    card = CARDS.get(str(offer["gpu_name"]).strip())
-    if card is None:
-        return SKIP_NOT_A100
+    gpu_name = str(offer["gpu_name"]).strip()
     count = _number(offer["num_gpus"])
     if count is None or count < 1 or count != int(count):
         return SKIP_NO_COUNT
@@ -116,21 +113,23 @@ def read_offer(offer: Mapping[str, Any], pricing: Pricing, where: str) -> Listin
     if fraction is not None and fraction < 1:
         return SKIP_FRACTION
     ram_mb = _number(offer["gpu_ram"])
-    memory = nearest_known_size("A100", ram_mb / 1024, MEMORY_TOLERANCE) if ram_mb else None
-    if memory is None:
+    if not ram_mb:
         return SKIP_MEMORY
+    spec = card_of(gpu_name, ram_mb)
+    if isinstance(spec, str):
+        return spec
     base = _number(offer[PRICE_FIELD[pricing]])
     if base is None or base <= 0:
         return SKIP_NO_PRICE
     storage_cost = _number(offer["storage_cost"])
     if storage_cost is None or storage_cost < 0:
         return SKIP_NO_STORAGE
-    name, form_factor, interconnect = card
     disk = storage_cost * STANDARD_DISK_GB / HOURS_PER_STORAGE_MONTH
-    group = Group(name, memory, int(count), country(offer["geolocation"]))
+    name = SKU_NAMES.get(gpu_name, gpu_name.upper().replace(" ", "-"))
+    group = Group(name, spec.memory_gb, int(count), country(offer["geolocation"]))
     return Listing(
         group=group,
-        spec=GpuSpec("A100", memory, form_factor, interconnect),
+        spec=spec,
         price=base + disk,
         base=base,
         disk=disk,
@@ -142,14 +141,26 @@ def read_offer(offer: Mapping[str, Any], pricing: Pricing, where: str) -> Listin
     )
 
 
+def card_of(gpu_name: str, ram_mb: float) -> GpuSpec | str:
+    """The card of an offer: the model its `gpu_name` names ("RTX 4090", "H100 SXM", "Tesla V100"),
+    in the size its `gpu_ram` (MB per GPU, usable: 81559 for an 80GB card) is within 7% of; SKIP_UNKNOWN
+    for a name the card table does not know, SKIP_MEMORY for a size the card is not sold in (a modded
+    48GB RTX 4090). Never guessed."""
+    try:
+        spec = sized_card(ALIASES.get(gpu_name, gpu_name), ram_mb / 1024)
+    except UnknownGpu:
+        return SKIP_UNKNOWN
+    return SKIP_MEMORY if spec is None else spec
+
+
 def _host(offer: Mapping[str, Any]) -> dict[str, Any]:
     cores, ram_mb = _number(offer.get("cpu_cores_effective")), _number(offer.get("cpu_ram"))
     return host_fields(math.floor(cores) if cores else None, ram_mb / 1024 if ram_mb else None)
 
 
 def plausible(listing: Listing) -> bool:
-    """Within the A100's plausible USD per GPU-hour band (pricedb.cards.MODEL_FACTS), the same band
+    """Within its card's plausible USD per GPU-hour band (pricedb.cards.MODEL_FACTS), the same band
     the run-time sanity checks apply: a host outside it is left out of its group, so one odd host
     can neither drag the group's offer out of the band (and get it rejected) nor stand for it."""
-    low, high = MODEL_FACTS["A100"].usd_per_gpu_hour
+    low, high = MODEL_FACTS[listing.spec.model].usd_per_gpu_hour
     return low <= listing.per_gpu <= high

@@ -9,7 +9,7 @@ from typing import Any
 from collectors.base import RawResponse
 from collectors.errors import FetchError
 from collectors.http import Http, json_bytes
-from collectors.vast.offers import CARDS, STANDARD_DISK_GB
+from collectors.vast.offers import STANDARD_DISK_GB
 from pricedb.models import Pricing
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
@@ -23,14 +23,13 @@ _DETAIL = re.compile(r'"detail"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
 def search_body(pricing: Pricing, countries: list[str] | None = None) -> dict[str, Any]:
-    """The filter of one search: rentable, unrented, verified A100 offers with room for the
-    standard disk, best-scored first (the vastai CLI's defaults, plus the A100 names)."""
+    """The filter of one search: rentable, unrented, verified offers of every GPU with room for the
+    standard disk, best-scored first (the vastai CLI's defaults)."""
     body: dict[str, Any] = {
         "verified": {"eq": True},
         "external": {"eq": False},
         "rentable": {"eq": True},
         "rented": {"eq": False},
-        "gpu_name": {"in": list(CARDS)},
         "disk_space": {"gte": STANDARD_DISK_GB},
     }
     if countries:

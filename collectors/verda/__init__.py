@@ -1,4 +1,4 @@
-"""Verda (formerly DataCrunch): A100 instances from the Verda Cloud API.
+"""Verda (formerly DataCrunch): every GPU instance type from the Verda Cloud API.
 
 Sources, all under `https://api.verda.com/v1` (the base URL of Verda's own Python SDK; the old
 `https://api.datacrunch.io/v1` host, still SkyPilot's default, is not used; `GPUPRICE_VERDA_BASE_URL`
@@ -12,8 +12,12 @@ replaces the host):
 - `GET /instance-types?currency=usd` → a list of `{instance_type ("1A100.22V"), price_per_hour and
   spot_price as **strings** ("1.16"), currency ("usd"), gpu {description "1x A100 SXM4 80GB",
   number_of_gpus}, gpu_memory {size_in_gigabytes, the instance's total}, cpu, memory, …}`.
-  Prices are per **instance**-hour. The GPU comes from `gpu.description` (count checked against
-  `number_of_gpus`, memory against `gpu_memory`); CPU types and other GPUs are skipped. The host
+  Prices are per **instance**-hour. The card comes from `gpu.description` ("2x H200 SXM5 141GB",
+  "1x RTX6000 Ada 48GB", "1x Tesla V100 16GB") through the card table's names
+  (`pricedb.card_names.identify`), its count checked against `number_of_gpus` and its memory against
+  `gpu_memory` (the instance's total); CPU types are skipped, and a card the table does not know
+  (Verda's "B300 SXM6 262GB": the table sells the B300 with 288 GB) is left out, never guessed, and so is a
+  type priced at 0: each counted in the run's notes. The host
   shape is `cpu.number_of_cores` (vCPUs) and `memory.size_in_gigabytes` (RAM, stored as GiB, as
   SkyPilot's Verda catalog and gpuhunt take it).
 - `GET /instance-availability?isSpot=false` and `?isSpot=true` (the SDK's parameter name) →
@@ -21,7 +25,7 @@ replaces the host):
 - `GET /long-term/periods/instances` → `[{code ("12_MONTHS"), name, is_enabled, unit_name ("month"),
   unit_value, discount_percentage}]`: contracts paid up front, a discount off the on-demand rate.
 
-Offers: per A100 type and location — every location the availability answers name, or only
+Offers: per GPU type and location — every location the availability answers name, or only
 `GPUPRICE_VERDA_REGIONS` when set — one `on_demand` and, where the type has a spot price, one
 `spot` offer (the price is the same in every location). A type missing from a location's list is
 `sold_out` there, with a note that the list cannot tell "sold out" from "not offered there".

@@ -1,15 +1,17 @@
-"""`VerdaCollector`: the token, instance types, availability and long-term periods
+"""`VerdaCollector`: the token, instance types (every GPU type), availability and long-term periods
 (collectors.verda.api), read into quotes (collectors.verda.offers).
 
 Source: the Verda Cloud API under https://api.verda.com/v1 (the package docstring has the details)."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from collectors.base import Collector, Fetched, Scope
 from collectors.errors import CollectorError, MissingCredentials, ParseError
 from collectors.http import Http
+from collectors.skipped import counted_notes
 from collectors.verda import api
 from collectors.verda.api import (
     AVAILABILITY_URL,
@@ -23,7 +25,7 @@ from collectors.verda.api import (
     TOKEN_URL,
     access_token,
 )
-from collectors.verda.offers import PROVIDER, a100_types, availability, build_quotes, periods
+from collectors.verda.offers import PROVIDER, availability, build_quotes, gpu_types, periods
 from pricedb.models import Pricing, Quote
 
 LONG_TERM_PRICINGS = frozenset({Pricing.MONTHLY, Pricing.RESERVED_1Y, Pricing.RESERVED_3Y})
@@ -50,7 +52,10 @@ class VerdaCollector(Collector):
 
     async def fetch(self, http: Http, scope: Scope) -> Fetched:
         token = await access_token(http, *self.credentials())
-        fetched = Fetched([await api.get(http, INSTANCE_TYPES_URL, LABEL_TYPES, token)])
+        raw_types = await api.get(http, INSTANCE_TYPES_URL, LABEL_TYPES, token)
+        fetched = Fetched([raw_types])
+        with contextlib.suppress(ParseError):  # parse() reports it
+            fetched.notes = counted_notes(gpu_types(raw_types)[1])
         for label, spot in ((LABEL_ON_DEMAND, "false"), (LABEL_SPOT, "true")):
             fetched.responses.append(await api.get(http, AVAILABILITY_URL.format(spot=spot), label, token))
         if scope.pricings & LONG_TERM_PRICINGS:
@@ -70,11 +75,12 @@ class VerdaCollector(Collector):
             raise ParseError(f"Verda answers missing from the run: {', '.join(missing)}")
         raw_types = by_label[LABEL_TYPES]
         terms = periods(by_label[LABEL_LONG_TERM]) if LABEL_LONG_TERM in by_label else None
+        types, _ = gpu_types(raw_types)  # what is left out is in the run's notes (fetch)
         return build_quotes(
             self.settings,
             self.quote,
             raw_types,
-            a100_types(raw_types),
+            types,
             availability(by_label[LABEL_ON_DEMAND]),
             availability(by_label[LABEL_SPOT]),
             terms,

@@ -4,6 +4,7 @@ long-term periods (a discount percentage per contract length) — and turning th
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -11,6 +12,7 @@ from typing import Any
 
 from collectors.base import QuoteMaker, RawResponse
 from collectors.errors import ParseError
+from collectors.skipped import NO_PRICE, UNKNOWN_GPU
 from pricedb.card_names import GpuSpec, UnknownGpu, identify
 from pricedb.models import Availability, Pricing, Quote, Unit
 from pricedb.settings import Settings
@@ -75,12 +77,15 @@ def _field(item: Mapping[str, Any], name: str, where: str) -> Any:
     return item[name]
 
 
-def a100_types(raw: RawResponse) -> list[InstanceType]:
-    """The A100 instance types of a `GET /instance-types` answer (other GPUs and CPU types skipped)."""
+def gpu_types(raw: RawResponse) -> tuple[list[InstanceType], Counter[str]]:
+    """The GPU instance types of a `GET /instance-types` answer (CPU types skipped), and what was left
+    out, counted for the run's notes: GPU descriptions the card table does not know (never guessed)
+    and types whose on-demand price is 0."""
     items = _list_of_objects(raw, "instance types")
     if not items:
         raise ParseError(f"{raw.url}: the API lists no instance types")
     found = []
+    skipped: Counter[str] = Counter()
     for item in items:
         name = str(_field(item, "instance_type", f"{raw.url}: an instance type"))
         where = f"{raw.url}: {name}"
@@ -92,11 +97,11 @@ def a100_types(raw: RawResponse) -> list[InstanceType]:
             continue  # a CPU instance
         description = str(gpu.get("description", ""))
         prefix = _COUNT_PREFIX.match(description)
+        card = prefix.group(2) if prefix else description
         try:
-            spec = identify(prefix.group(2) if prefix else description)
+            spec = identify(card)
         except UnknownGpu:
-            continue
-        if spec.model != "A100":
+            skipped[f"{UNKNOWN_GPU}: {card}"] += 1
             continue
         if prefix and int(prefix.group(1)) != count:
             raise ParseError(f"{where}: gpu.description {description!r} disagrees with number_of_gpus {count}")
@@ -104,13 +109,19 @@ def a100_types(raw: RawResponse) -> list[InstanceType]:
         price = price_of(_field(item, "price_per_hour", where), f"{where}: price_per_hour")
         if price is None:
             raise ParseError(f"{where}: price_per_hour is empty")
+        if price <= 0:
+            skipped[f"{NO_PRICE}: {name}"] += 1
+            continue
         currency = str(_field(item, "currency", where)).upper()
         spot = price_of(item.get("spot_price"), f"{where}: spot_price")
         host = host_fields(_size(item, "cpu", "number_of_cores"), _size(item, "memory", "size_in_gigabytes"))
         found.append(InstanceType(name, spec, count, price, spot if spot and spot > 0 else None, currency, host))
     if not found:
-        raise ParseError(f"{raw.url}: none of the {len(items)} instance types is an A100")
-    return found
+        listed = f" ({'; '.join(sorted(skipped))})" if skipped else ""
+        raise ParseError(
+            f"{raw.url}: none of the {len(items)} instance types is a priced GPU the card table knows{listed}"
+        )
+    return found, skipped
 
 
 def _size(item: Mapping[str, Any], block: str, field: str) -> Any:

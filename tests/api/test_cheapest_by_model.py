@@ -309,4 +309,6 @@ def test_by_model_questions_over_every_recorded_provider_answer(offline_store: P
     judged = body["viability"]["configurations"]
     assert {(1, 80), (2, 80), (4, 80), (8, 40), (8, 80)} <= {(c["gpu_count"], c["gpu_memory_gb"]) for c in judged}
     shown = {(o["gpu_count"], o["gpu_memory_gb"]) for o in body["options"]}
-    assert shown == {(c["gpu_count"], c["gpu_memory_gb"]) for c in judged if c["viable"]}
+    viable = {(c["gpu_count"], c["gpu_memory_gb"]) for c in judged if c["viable"]}
+    # 8 x 48 GB is viable but only sold out in the recordings (AutoDL's A40 x8: 6 GPUs idle): not shown
+    assert shown <= viable and viable - shown <= {(8, 48.0)}

@@ -63,7 +63,7 @@ def test_live_collect_through_a_local_server_stores_exactly_what_it_answers(sett
         "available",
     )
     assert stored[("verda", "FIN-01", "1A100.22V", "reserved_1y")][0] == 0.87
-    assert len(stored) == 36 + 23 + 96 == sum(s.quotes for s in summaries if s.provider != "fx")
+    assert len(stored) == 90 + 30 + 224 == sum(s.quotes for s in summaries if s.provider != "fx")
     # Nothing secret reached the database: not the keys, not the client secret, not the token.
     cursor = store.cursor()
     dumped = repr(cursor.execute("SELECT * FROM observations").fetchall()) + repr(

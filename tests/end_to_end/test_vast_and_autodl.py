@@ -24,7 +24,7 @@ def test_cheapest_ranks_marketplace_offers_beside_the_clouds(offline_round, offl
     store = offline_store
     summaries = {s.provider: s for s in offline_round.summaries}
     assert summaries["vast"].status.value == "ok" and summaries["autodl"].status.value == "ok"
-    assert (summaries["vast"].quotes, summaries["autodl"].quotes) == (12, 30)
+    assert (summaries["vast"].quotes, summaries["autodl"].quotes) == (27, 61)
     assert summaries["vast"].rejected == summaries["autodl"].rejected == 0
     with TestClient(create_app(store.settings, store=store, schedule=False)) as client:
         options = client.get("/cheapest?mem=60GB&hours=200&gpu=A100&limit=500").json()["options"]
@@ -61,7 +61,7 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(sett
     assert {s.provider: s.status.value for s in summaries} == {"fx": "ok", "vast": "ok", "autodl": "ok"}
     assert all(not s.offline for s in summaries)
     autodl_calls = [headers for _, path, headers, _ in requests if "/machine/" in path or "/autodl/" in path]
-    assert len(autodl_calls) == 9 and {h["Authorization"] for h in autodl_calls} == {TOKEN}
+    assert len(autodl_calls) == 10 and {h["Authorization"] for h in autodl_calls} == {TOKEN}
     vast_calls = [headers for _, path, headers, _ in requests if path == "/api/v0/bundles/"]
     assert len(vast_calls) == 2 and not any("Authorization" in h for h in vast_calls)
     stored = offer_prices(store)
@@ -77,7 +77,7 @@ def test_live_collect_against_a_local_server_stores_exactly_what_it_answers(sett
     assert stored[("autodl", "west-B", "A100-SXM4-80GB x2", "on_demand")] == (11.96, pytest.approx(11.96 / 160))
     assert stored[("autodl", "beijing-B", "A100-PCIE-40GB x1", "on_demand")] == (3.45, pytest.approx(3.45 / 40))
     assert stored[("autodl", "west-B", "A100-SXM4-80GB x1", "monthly")] == (3180.0, pytest.approx(3180 / 730 / 80))
-    assert len(stored) == sum(s.quotes for s in summaries if s.provider != "fx") == 42
+    assert len(stored) == sum(s.quotes for s in summaries if s.provider != "fx") == 27 + 61
 
 
 def test_without_a_token_autodl_is_skipped_and_vast_still_runs(settings: Settings) -> None:

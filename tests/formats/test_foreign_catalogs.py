@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from pricedb import clock
+from pricedb.cards import cards_of
 from pricedb.formats.exports import write_current_exports
 from pricedb.formats.sheet import SHEET_COLUMNS
 from pricedb.shapes import HostShape, host_shape
@@ -49,7 +50,8 @@ def test_skypilot_lambda_has_lambdas_columns_prices_and_host_shapes(client: Test
     assert response.status_code == 200 and response.text.splitlines()[0] == ",".join(SKYPILOT_LAMBDA)
     catalog = {(r["InstanceType"], r["Region"]): r for r in rows(response.text)}
     listed = offers(client, "lambda")
-    assert set(catalog) == {(o["sku"], o["region"]) for o in listed} and len(catalog) == 5  # sold-out left out
+    # every card Lambda rents, sold-out left out
+    assert set(catalog) == {(o["sku"], o["region"]) for o in listed} and len(catalog) == len(listed) == 16
     cents = json.loads(fixture_bytes("lambda", "instance_types.json"))["data"]
     for offer in listed:
         row = catalog[(offer["sku"], offer["region"])]
@@ -139,7 +141,7 @@ def test_gpuhunt_reads_lambda_runpod_and_verda_back_with_its_catalog(
             offer = expected[(item.instance_name, item.location, item.spot)]
             assert (item.price, item.cpu, item.memory) == (offer["price"], offer["vcpus"], offer["memory_gib"])
             assert (item.gpu_name, item.gpu_count, item.gpu_memory) == (
-                "A100",
+                cards_of(offer["gpu_model"])[0].gpuhunt_name,  # the name gpuhunt gives the card
                 offer["gpu_count"],
                 offer["gpu_memory_gb"],
             )

@@ -73,7 +73,8 @@ def test_a_replica_holds_and_answers_exactly_what_the_collector_does(
                  "/offers/history?since=2020-01-01", "/export/gpuhunt/lambda.csv", "/export/skypilot/aws/vms.csv",
                  "/digest?date=2026-11-28"]  # fmt: skip
     answers = {}
-    with clock.pinned(clock.now()):  # both asked at one moment: history's default `until` is "now"
+    # both asked at one moment: history's default `until` is "now", and a digest built on demand says when
+    with clock.pinned(clock.now()):
         for store in (offline_store, replica_store):
             app = create_app(offline_store.settings, store=store, schedule=False)
             with TestClient(app) as client:

@@ -32,6 +32,8 @@ GROUPS = {"west": ["west-B", "west-C"], "beijing": ["beijing-A", "beijing-B", "b
           "neimeng": ["neimeng-A", "neimeng-C", "neimeng-D"], "foshan": ["foshan-A"]}  # fmt: skip
 GROUP_OF = {tuple(signs): name for name, signs in GROUPS.items()}
 
+OFFERS = 61  # the stored offers of the recorded walk (tests/collectors/autodl/test_parse.py checks each)
+
 pytestmark = pytest.mark.anyio
 
 
@@ -91,15 +93,21 @@ async def test_the_walk_sends_the_bare_token_and_the_console_bodies(with_token) 
     assert {call.request.headers["authorization"] for call in calls} == {TOKEN}  # no "Bearer"
     assert [json.loads(c.request.content) for c in types.calls] == [{"region_sign_list": s} for s in GROUPS.values()]
     sent = [json.loads(c.request.content) for c in listing.calls]
+    west = ["RTX 4090", "A100-SXM4-80GB", "RTX 3090"]
     assert sent == [
-        machine_list_body(GROUPS["west"], ["A100-SXM4-80GB"], 1),
-        machine_list_body(GROUPS["west"], ["A100-SXM4-80GB"], 2),
-        machine_list_body(GROUPS["beijing"], ["A100-PCIE-40GB"], 1),  # not the A800 of the same region
-        machine_list_body(GROUPS["neimeng"], ["A100-SXM4-80GB"], 1),  # sold out, still listed for prices
-    ]  # foshan has no A100: no machine list asked
+        machine_list_body(GROUPS["west"], west, 1),
+        machine_list_body(GROUPS["west"], west, 2),
+        machine_list_body(GROUPS["beijing"], ["A100-PCIE-40GB", "A800-80GB", "RTX 4090"], 1),  # not the vGPU
+        machine_list_body(GROUPS["neimeng"], ["A40", "A100-SXM4-80GB"], 1),  # the A100 sold out, still listed
+        machine_list_body(GROUPS["foshan"], ["RTX 4090", "RTX 3090"], 1),  # not the RTX 4090D
+    ]
     assert sent[0]["charge_type"] == "payg" and sent[0]["gpu_idle_num"] == 0 and sent[0]["page_size"] == PAGE_SIZE
-    assert fetched.responses[0].label == "regions" and len(fetched.responses) == 9
-    assert len(collector.parse(fetched)) == 30
+    assert fetched.responses[0].label == "regions" and len(fetched.responses) == 10
+    assert fetched.notes == [  # the types the card table does not know, per region group listing them
+        "unknown GPU, not collected: RTX 4090D (1 item)",
+        "unknown GPU, not collected: vGPU-32GB (1 item)",
+    ]
+    assert len(collector.parse(fetched)) == OFFERS
 
 
 async def test_paging_stops_at_max_page_although_later_pages_would_answer(with_token) -> None:
@@ -167,7 +175,7 @@ async def test_5xx_and_429_are_retried(with_token) -> None:
         mock.post(host=API, path=TYPES_PATH).mock(side_effect=gpu_types)
         listing = mock.post(host=API, path=LIST_PATH).mock(side_effect=flaky)
         collector, fetched = await run_fetch(with_token, sleep=(sleeps := Sleeps()))
-    assert listing.call_count == 6 and len(sleeps.delays) == 2 and len(collector.parse(fetched)) == 30
+    assert listing.call_count == 7 and len(sleeps.delays) == 2 and len(collector.parse(fetched)) == OFFERS
 
 
 async def test_base_url_override_rewrites_both_autodl_hosts(with_token) -> None:
@@ -177,7 +185,7 @@ async def test_base_url_override_rewrites_both_autodl_hosts(with_token) -> None:
         types = mock.post(host="mirror.test", port=9000, path=TYPES_PATH).mock(side_effect=gpu_types)
         listing = mock.post(host="mirror.test", port=9000, path=LIST_PATH).mock(side_effect=machines)
         collector, fetched = await run_fetch(settings)
-    assert (regions.call_count, types.call_count, listing.call_count) == (1, 4, 4)
+    assert (regions.call_count, types.call_count, listing.call_count) == (1, 4, 5)
     assert fetched.responses[0].url == "https://fe-config-backend.autodl.com/api/v1/autodl/region/tag"
     assert {q.source_url for q in collector.parse(fetched)} == {"https://api.autodl.com/api/v1/user/machine/list"}
 
@@ -191,7 +199,8 @@ async def test_configured_region_signs_narrow_the_walk(with_token) -> None:
         collector, fetched = await run_fetch(settings)
     assert [json.loads(c.request.content) for c in types.calls] == [{"region_sign_list": ["beijing-B", "beijing-D"]}]
     assert [json.loads(c.request.content)["region_sign_list"] for c in listing.calls] == [["beijing-B", "beijing-D"]]
-    assert {q.region for q in collector.parse(fetched)} == {"beijing-B", "beijing-D"}
+    # this stand-in answers with the whole beijing page; its A100 machines are the ones in B and D
+    assert {q.region for q in collector.parse(fetched) if q.gpu_model == "A100"} == {"beijing-B", "beijing-D"}
 
 
 async def test_an_unknown_configured_region_sign_is_named(with_token) -> None:
@@ -214,7 +223,7 @@ async def test_offline_replay_needs_no_token(settings) -> None:
 
     async with make_client(settings, Recording(Replay.load(FIXTURES, "autodl"))) as client:
         fetched = await collector.fetch(Http(client, "autodl", settings), collector.scope("all"))
-    assert set(seen) == {OFFLINE_TOKEN} and len(collector.parse(fetched)) == 30
+    assert set(seen) == {OFFLINE_TOKEN} and len(collector.parse(fetched)) == OFFERS
 
 
 async def test_local_replay_server_stands_in_through_the_base_url(with_token) -> None:
@@ -232,6 +241,7 @@ async def test_local_replay_server_stands_in_through_the_base_url(with_token) ->
         TYPES_PATH,
         LIST_PATH,
         TYPES_PATH,
+        LIST_PATH,
     ]
     assert {headers["Authorization"] for _, _, headers, _ in server.requests} == {TOKEN}
-    assert len(collector.parse(fetched)) == 30
+    assert len(collector.parse(fetched)) == OFFERS

@@ -65,6 +65,7 @@ def responses(**changes: dict) -> list[tuple[str, str, dict]]:
         (f"gpu types {NEIMENG}", GPU_TYPE_URL, "gpu_type_neimeng.json"),
         (f"machines {NEIMENG} page 1", MACHINE_LIST_URL, "machine_list_neimeng_page1.json"),
         ("gpu types foshan-A", GPU_TYPE_URL, "gpu_type_foshan.json"),
+        ("machines foshan-A page 1", MACHINE_LIST_URL, "machine_list_foshan_page1.json"),
     ]
     return [(label, url, changes.get(name) or json.loads(fixture_bytes("autodl", name))) for label, url, name in files]
 
@@ -73,16 +74,17 @@ def body(name: str) -> dict:
     return copy.deepcopy(json.loads(fixture_bytes("autodl", name)))
 
 
-def parse(walk: list[tuple[str, str, dict]] | None = None) -> dict:
+def parse(walk: list[tuple[str, str, dict]] | None = None, every_card: bool = False) -> dict:
+    """The stored offers by (region, sku, pricing): the A100 ones (EXPECTED), or every card's."""
     raws = [
         RawResponse(url=url, fetched_at=OBSERVED, body=json.dumps(data, ensure_ascii=False).encode(), label=label)
         for label, url, data in (responses() if walk is None else walk)
     ]
     quotes = AutodlCollector.__new__(AutodlCollector).parse(Fetched(raws))
-    return {(q.region, q.sku, q.pricing): q for q in quotes}
+    return {(q.region, q.sku, q.pricing): q for q in quotes if every_card or q.gpu_model == "A100"}
 
 
-def test_the_recorded_walk_gives_exactly_the_expected_offers() -> None:
+def test_the_recorded_walk_gives_exactly_the_expected_a100_offers() -> None:
     quotes = parse()
     assert set(quotes) == set(EXPECTED)
     for key, (price, availability) in EXPECTED.items():
@@ -104,8 +106,8 @@ def test_prices_are_per_gpu_integers_in_thousandths_of_a_yuan_made_per_instance(
 
 
 def test_every_offer_is_in_cny_with_per_second_billing() -> None:
-    for quote in parse().values():
-        assert quote.provider == "autodl" and quote.currency == "CNY" and quote.gpu_model == "A100"
+    for quote in parse(every_card=True).values():
+        assert quote.provider == "autodl" and quote.currency == "CNY"
         assert quote.unit is (Unit.HOUR if quote.pricing is OD else Unit.MONTH)
         assert quote.billing_increment_s == 1 and quote.observed_at == OBSERVED
         assert quote.source_url == MACHINE_LIST_URL
@@ -175,8 +177,39 @@ def test_an_undiscounted_origin_price_becomes_the_list_price() -> None:
     assert parse()[("west-B", f"{SXM} x4", OD)].list_price is None
 
 
-def test_other_gpus_in_the_answer_are_left_out() -> None:
-    assert not any("A800" in sku for (_, sku, _) in parse())
+# What each AutoDL gpu_name of the fixtures means, independent of the parser: (model, form factor);
+# the memory is gpu_memory (bytes) in GiB.
+CARD_OF_NAME = {
+    SXM: ("A100", "SXM4"), PCIE: ("A100", "PCIe"), "A800-80GB": ("A800", None), "RTX 4090": ("RTX4090", "PCIe"),
+    "RTX 3090": ("RTX3090", "PCIe"), "A40": ("A40", "PCIe"),
+}  # fmt: skip
+
+
+def test_every_stored_offer_has_the_card_count_memory_and_price_of_its_machine() -> None:
+    machines = {m["machine_id"]: m for _, _, b in responses() if "list" in (b["data"] or {}) for m in b["data"]["list"]}
+    quotes = parse(every_card=True)
+    assert len(quotes) == 61
+    for (region, sku, pricing), q in quotes.items():
+        machine = machines[q.notes.split("; machine ", 1)[1].split(" ", 1)[0]]
+        name, count = sku.rsplit(" x", 1)
+        assert (name, region) == (machine["gpu_name"], machine["region_sign"])
+        assert (q.gpu_model, q.form_factor) == CARD_OF_NAME[name]
+        assert q.gpu_memory_gb == machine["gpu_memory"] / 2**30 and q.gpu_count == int(count) <= machine["gpu_number"]
+        kind = "payg" if pricing is OD else "monthly"
+        per_gpu = next(s["current_price"] for s in machine["machine_sku_info"] if s["type"] == kind) / 1000
+        assert q.price == pytest.approx(per_gpu * q.gpu_count)
+    cards = {(q.gpu_model, q.gpu_memory_gb) for q in quotes.values()}
+    assert cards == {("A100", 80.0), ("A100", 40.0), ("A800", 80.0), ("RTX4090", 24.0), ("RTX3090", 24.0),
+                     ("A40", 48.0)}  # fmt: skip
+
+
+def test_types_and_machines_the_card_table_does_not_know_are_never_priced() -> None:
+    page = body("machine_list_beijing_page1.json")
+    page["data"]["list"][3]["gpu_name"] = "vGPU-32GB"  # the A800 machine, renamed
+    page["data"]["list"][4]["gpu_memory"] = 48 * 2**30  # an RTX 4090 machine with 48 GB: not a size it is sold in
+    quotes = parse(responses(**{"machine_list_beijing_page1.json": page}), every_card=True)
+    assert not any(sku.startswith(("vGPU", "A800")) for _, sku, _ in quotes)
+    assert "machine 1a3c5e7a9c" not in " ".join(q.notes for q in quotes.values())
 
 
 def test_a_machine_without_a_field_the_list_always_carries_is_a_parse_error() -> None:
@@ -188,12 +221,13 @@ def test_a_machine_without_a_field_the_list_always_carries_is_a_parse_error() ->
 
 def test_no_a100_machine_anywhere_is_a_parse_error_naming_why() -> None:
     walk = [r for r in responses() if not r[0].startswith("machines")]
-    with pytest.raises(ParseError, match=r"no A100 machine with a price .*no machines listed"):
+    with pytest.raises(ParseError, match=r"no GPU machine with a price .*no machines listed"):
         parse(walk)
     page = body("machine_list_beijing_page1.json")
     page["data"]["list"] = [m for m in page["data"]["list"] if m["gpu_name"] == "A800-80GB"]
+    page["data"]["list"][0]["gpu_name"] = "vGPU-48GB"
     walk = [r for r in responses(**{"machine_list_beijing_page1.json": page}) if "beijing" in r[0] or r[0] == "regions"]
-    with pytest.raises(ParseError, match="1 × not an A100"):
+    with pytest.raises(ParseError, match="1 × a GPU the card table does not know"):
         parse(walk)
 
 
@@ -204,8 +238,9 @@ def test_an_answer_that_is_not_a_success_envelope_is_a_parse_error() -> None:
 
 
 def test_parsed_quotes_pass_the_shared_sanity_checks(settings, fx_table) -> None:
-    accepted, rejected = check_quotes(list(parse().values()), fx_table, settings)
-    assert rejected == [] and len(accepted) == len(EXPECTED)
+    quotes = list(parse(every_card=True).values())
+    accepted, rejected = check_quotes(quotes, fx_table, settings)
+    assert rejected == [] and len(accepted) == len(quotes) == 61
 
 
 def test_host_shape_is_the_machines_cpu_and_memory_per_gpu_times_the_gpus() -> None:

@@ -1,6 +1,7 @@
-"""Lambda collector: parsing the recorded instance-types answer (cents → USD, GPU count and memory,
-capacity → availability per region), its error handling, and fetching (API key, Lambda's error
-bodies, retries, base-URL override, offline replay, a local stand-in server). No network."""
+"""Lambda collector: parsing the recorded instance-types answer (every GPU type: cents → USD, the
+card, GPU count and memory, capacity → availability per region), its error handling, and fetching
+(API key, Lambda's error bodies, retries, base-URL override, offline replay, a local stand-in
+server). No network."""
 
 from __future__ import annotations
 
@@ -48,8 +49,21 @@ CAPACITY = {
     "gpu_8x_a100": {"us-east-1"},
     "gpu_8x_a100_80gb_sxm4": {"us-midwest-1"},
 }
-# Every region some type has capacity in (the H100 and A10 rows add us-west-2, us-south-1, asia-northeast-1).
+# Every region some type has capacity in (the other GPUs add us-west-2, us-south-1, asia-northeast-1).
 SERVING = {"us-east-1", "us-west-1", "us-west-2", "us-south-1", "us-midwest-1", "asia-northeast-1"}
+# What each gpu_description in the fixture means, independent of the parser: (model, GB per GPU, form factor).
+CARD_OF_DESCRIPTION = {
+    "A100 (40 GB PCIe)": ("A100", 40.0, "PCIe"),
+    "A100 (40 GB SXM4)": ("A100", 40.0, "SXM4"),
+    "A100 (80 GB SXM4)": ("A100", 80.0, "SXM4"),
+    "H100 (80 GB PCIe)": ("H100", 80.0, "PCIe"),
+    "H100 (80 GB SXM5)": ("H100", 80.0, "SXM5"),
+    "B200 (180 GB SXM6)": ("B200", 180.0, "SXM6"),
+    "GH200 (96 GB)": ("GH200", 96.0, "Superchip"),
+    "A10 (24 GB PCIe)": ("A10", 24.0, "PCIe"),
+    "A6000 (48 GB)": ("A6000", 48.0, "PCIe"),
+    "Tesla V100 (16 GB)": ("V100", 16.0, None),  # SXM2 or PCIe: the description does not say
+}
 
 
 def body() -> dict:
@@ -70,19 +84,23 @@ def offers(quotes) -> dict[tuple[str, str], tuple[float, Availability]]:
 
 
 # ----- parsing ----------------------------------------------------------------------------------
+def a100(quotes):
+    return [q for q in quotes if q.gpu_model == "A100"]
+
+
 def test_every_a100_type_in_every_serving_region_priced_in_usd_with_its_capacity(settings) -> None:
     expected = {
         (sku, region): (usd, Availability.AVAILABLE if region in CAPACITY[sku] else Availability.SOLD_OUT)
         for sku, usd in USD.items()
         for region in SERVING
     }
-    quotes = parse(settings)
+    quotes = a100(parse(settings))
     assert offers(quotes) == expected
     assert len(quotes) == 36
 
 
-def test_hardware_units_billing_and_source_of_each_quote(settings) -> None:
-    for q in parse(settings):
+def test_hardware_units_billing_and_source_of_each_a100_quote(settings) -> None:
+    for q in a100(parse(settings)):
         assert (q.gpu_count, q.gpu_memory_gb, q.form_factor) == HARDWARE[q.sku]
         assert (q.provider, q.gpu_model, q.currency, q.unit, q.pricing) == (
             "lambda",
@@ -94,6 +112,59 @@ def test_hardware_units_billing_and_source_of_each_quote(settings) -> None:
         assert (q.billing_increment_s, q.billing_minimum_s, q.tax_included) == (60, 0, False)
         assert (q.source_url, q.observed_at) == (INSTANCE_TYPES_URL, OBSERVED)
         assert q.interconnect == ("NVLink" if q.form_factor == "SXM4" else "PCIe")
+
+
+def test_every_stored_offer_has_the_card_count_memory_and_price_of_its_source_row(settings) -> None:
+    rows = {name: item["instance_type"] for name, item in body()["data"].items()}
+    quotes = parse(settings)
+    assert {q.sku for q in quotes} == set(rows)  # every GPU type of the answer, none left out
+    assert len(quotes) == len(rows) * len(SERVING)
+    for q in quotes:
+        row = rows[q.sku]
+        assert (q.gpu_model, q.gpu_memory_gb, q.form_factor) == CARD_OF_DESCRIPTION[row["gpu_description"]]
+        assert q.gpu_count == row["specs"]["gpus"] == int(row["description"].split("x ", 1)[0])
+        assert row["description"] == f"{q.gpu_count}x {row['gpu_description']}"
+        assert q.price == row["price_cents_per_hour"] / 100 and q.currency == "USD"
+        listed = {r["name"] for r in body()["data"][q.sku]["regions_with_capacity_available"]}
+        assert q.availability is (Availability.AVAILABLE if q.region in listed else Availability.SOLD_OUT)
+
+
+def test_the_cards_lambda_rents_are_all_stored(settings) -> None:
+    cards = {(q.gpu_model, q.gpu_memory_gb) for q in parse(settings)}
+    assert cards == {("A100", 40.0), ("A100", 80.0), ("H100", 80.0), ("B200", 180.0), ("GH200", 96.0),
+                     ("A10", 24.0), ("A6000", 48.0), ("V100", 16.0)}  # fmt: skip
+
+
+def _with_traps() -> dict:
+    """The recorded answer plus an unknown card, a CPU type and a GPU type priced at 0 cents."""
+    answer = body()
+    unknown = copy.deepcopy(answer["data"]["gpu_1x_a10"])
+    unknown["instance_type"].update(name="gpu_1x_rtx4090d", description="1x RTX 4090D (24 GB)",
+                                    gpu_description="RTX 4090D (24 GB)")  # fmt: skip
+    cpu = copy.deepcopy(answer["data"]["gpu_1x_a10"])
+    cpu["instance_type"].update(name="cpu_4x_general", description="4x CPU", gpu_description="")
+    cpu["instance_type"]["specs"].update(gpus=0, vcpus=4, memory_gib=16)
+    free = copy.deepcopy(answer["data"]["gpu_1x_a6000"])
+    free["instance_type"].update(name="gpu_1x_a6000_promo", price_cents_per_hour=0)
+    answer["data"].update(gpu_1x_rtx4090d=unknown, cpu_4x_general=cpu, gpu_1x_a6000_promo=free)
+    return answer
+
+
+def test_unknown_cards_cpu_types_and_zero_prices_are_no_offers_and_are_counted_in_the_notes(settings) -> None:
+    quotes = parse(settings, _with_traps())
+    assert {q.sku for q in quotes} == set(body()["data"])  # none of the three is an offer; nothing is guessed
+    with respx.mock(assert_all_mocked=True) as mock:
+        mock.get(INSTANCE_TYPES_URL).mock(return_value=httpx.Response(200, json=_with_traps()))
+        notes = fetch(keyed(settings)).notes
+    assert notes == [
+        "no price (0 or missing), not collected: gpu_1x_a6000_promo (1 item)",
+        "unknown GPU, not collected: RTX 4090D (24 GB) (1 item)",
+    ]
+
+
+def test_the_recorded_answer_leaves_nothing_out(settings) -> None:
+    offline = settings.model_copy(update={"offline": True})
+    assert fetch(offline, ReplayTransport(Replay.load(FIXTURES, "lambda"))).notes == []
 
 
 def test_cents_become_dollars_and_the_notes_show_the_conversion(settings) -> None:
@@ -108,15 +179,15 @@ def test_the_sold_out_type_is_kept_everywhere_and_says_what_the_api_cannot_tell(
     assert all("cannot tell 'sold out' from 'not offered here'" in q.notes for q in sold)
 
 
-def test_other_gpus_are_left_out_but_their_regions_count(settings) -> None:
-    quotes = parse(settings)
+def test_every_region_any_type_is_listed_in_is_reported(settings) -> None:
+    quotes = a100(parse(settings))
     assert {q.sku for q in quotes} == set(USD)
-    assert {q.region for q in quotes} == SERVING  # asia-northeast-1 only has the A10 listed
+    assert {q.region for q in quotes} == SERVING  # asia-northeast-1 has only the A10 and A6000 listed
 
 
 def test_configured_regions_are_the_only_ones_reported(settings) -> None:
     local = settings.model_copy(update={"regions": {"lambda": ["us-east-1", "europe-central-1"]}})
-    quotes = parse(local)
+    quotes = a100(parse(local))
     assert {q.region for q in quotes} == {"us-east-1", "europe-central-1"}
     available = {q.sku for q in quotes if q.availability is Availability.AVAILABLE}
     assert available == {"gpu_1x_a100_sxm4", "gpu_8x_a100"}  # us-west-1 capacity is not asked for
@@ -142,7 +213,7 @@ def _changed(change) -> dict:
         (lambda b: b["data"]["gpu_8x_a100"].pop("instance_type"), "gpu_8x_a100 has no 'instance_type'"),
         (lambda b: b["data"]["gpu_8x_a100"]["instance_type"].pop("price_cents_per_hour"), "'price_cents_per_hour'"),
         (lambda b: b["data"]["gpu_8x_a100"]["instance_type"].update(price_cents_per_hour="1592"), "not a number"),
-        (lambda b: b["data"]["gpu_8x_a100"]["instance_type"]["specs"].update(gpus=0), "not a GPU count"),
+        (lambda b: b["data"]["gpu_8x_a100"]["instance_type"]["specs"].update(gpus=-1), "not a GPU count"),
         (lambda b: b["data"]["gpu_8x_a100"]["instance_type"]["specs"].update(gpus=4), "cannot tell which is right"),
         (lambda b: b["data"]["gpu_8x_a100"].pop("regions_with_capacity_available"), "regions_with_capacity_available"),
         (lambda b: b["data"]["gpu_8x_a100"]["regions_with_capacity_available"].append({}), "region without a name"),
@@ -153,12 +224,14 @@ def test_shape_changes_are_parse_errors_naming_what_is_wrong(settings, change, m
         parse(settings, _changed(change))
 
 
-def test_no_a100_at_all_is_a_parse_error_not_an_empty_success(settings) -> None:
-    answer = _changed(
-        lambda b: b.update(data={k: v for k, v in b["data"].items() if k in ("gpu_1x_a10", "gpu_1x_h100_pcie")})
-    )
-    with pytest.raises(ParseError, match="none of the 2 instance types is an A100"):
-        parse(settings, answer)
+def test_no_known_gpu_at_all_is_a_parse_error_not_an_empty_success(settings) -> None:
+    def only_unknown(b: dict) -> None:
+        item = b["data"]["gpu_1x_a10"]
+        item["instance_type"]["gpu_description"] = "RTX 4090D (24 GB)"
+        b["data"] = {"gpu_1x_a10": item}
+
+    with pytest.raises(ParseError, match="none of the 1 instance types holds a priced GPU the card table knows"):
+        parse(settings, _changed(only_unknown))
 
 
 def test_no_capacity_anywhere_asks_for_the_regions_setting(settings) -> None:
@@ -170,7 +243,7 @@ def test_no_capacity_anywhere_asks_for_the_regions_setting(settings) -> None:
         parse(settings, _changed(empty))
     local = settings.model_copy(update={"regions": {"lambda": ["us-east-1"]}})
     quotes = parse(local, _changed(empty))
-    assert len(quotes) == 6 and {q.availability for q in quotes} == {Availability.SOLD_OUT}
+    assert len(quotes) == len(body()["data"]) and {q.availability for q in quotes} == {Availability.SOLD_OUT}
 
 
 def test_a_body_that_is_not_json_is_a_parse_error(settings) -> None:
@@ -197,7 +270,7 @@ def test_the_key_is_sent_as_a_bearer_token_to_the_current_host(settings) -> None
     assert route.call_count == 1
     assert route.calls[0].request.headers["Authorization"] == f"Bearer {KEY}"
     assert [raw.url for raw in result.responses] == [INSTANCE_TYPES_URL] and KEY not in INSTANCE_TYPES_URL
-    assert len(LambdaCollector(settings).parse(result)) == 36
+    assert len(LambdaCollector(settings).parse(result)) == 90
 
 
 @pytest.mark.parametrize("key", [None, SecretStr("  ")])
@@ -250,7 +323,7 @@ def test_base_url_override_replaces_the_host_and_keeps_the_path(settings) -> Non
 def test_offline_replay_needs_no_key(settings) -> None:
     offline = settings.model_copy(update={"offline": True})
     result = fetch(offline, ReplayTransport(Replay.load(FIXTURES, "lambda")))
-    assert len(LambdaCollector(offline).parse(result)) == 36
+    assert len(LambdaCollector(offline).parse(result)) == 90
 
 
 def test_a_local_stand_in_server_gets_the_key_and_serves_the_recorded_answer(settings) -> None:
@@ -259,7 +332,7 @@ def test_a_local_stand_in_server_gets_the_key_and_serves_the_recorded_answer(set
         seen = list(server.requests)
     assert [(method, path) for method, path, _, _ in seen] == [("GET", "/api/v1/instance-types")]
     assert seen[0][2]["Authorization"] == f"Bearer {KEY}"
-    assert len(LambdaCollector(settings).parse(result)) == 36
+    assert len(LambdaCollector(settings).parse(result)) == 90
 
 
 def test_the_key_setting_is_secret_and_lambda_api_key_is_not_read(monkeypatch) -> None:
@@ -273,7 +346,7 @@ def test_the_key_setting_is_secret_and_lambda_api_key_is_not_read(monkeypatch) -
 
 
 def test_each_quote_carries_the_host_shape_from_specs(settings) -> None:
-    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in parse(settings)}
+    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in a100(parse(settings))}
     assert shapes == {"gpu_8x_a100_80gb_sxm4": (240, 1800.0), "gpu_8x_a100": (124, 1800.0),
                       "gpu_4x_a100": (120, 800.0), "gpu_2x_a100": (60, 400.0), "gpu_1x_a100_sxm4": (30, 200.0),
                       "gpu_1x_a100": (30, 200.0)}  # fmt: skip

@@ -5,6 +5,8 @@ a skipped run; offline mode reads the recorded sheet; the quotes go stale on the
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -33,6 +35,8 @@ BAD = FIXTURES / "manual" / "manual_quotes_bad_rows.csv"
 USD_TO_CNY = 6.8095 / 1.0163  # ECB 2022-07-08 (fixtures/fx)
 NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
 SOLD_OUT = ("manual", "us-east", "coreweave/HGX A100 80GB x8", "on_demand")
+H100_NODE = ("manual", "us-east", "coreweave/HGX H100 80GB x8", "on_demand")
+MIG_SLICE = ("manual", "us-east", "coreweave/A100 80GB MIG 3g.40gb", "on_demand")
 HOURLY_WORD = "pricing 'hourly' is not one of on_demand, spot, monthly, reserved_1y, reserved_3y"
 
 # offer key -> (price, currency, unit, gpu_count, gpu_memory_gb, availability, tax_included, date seen)
@@ -42,6 +46,19 @@ EXPECTED = {
     ("manual", "cn", "zhixingyun/A100-PCIE-40GB", "on_demand"): (8.5, "CNY", "hour", 1, 40, "available", True, 20),
     ("manual", "cn", "zhixingyun/A100-PCIE-40GB", "monthly"): (4500, "CNY", "month", 1, 40, "available", True, 20),
     SOLD_OUT: (17.6, "USD", "hour", 8, 80, "sold_out", False, 18),
+    ("manual", "cn", "zhixingyun/RTX4090-24G", "on_demand"): (2.6, "CNY", "hour", 1, 24, "available", True, 20),
+    ("manual", "cn", "zhixingyun/A800-80G", "on_demand"): (7.2, "CNY", "hour", 1, 80, "available", True, 20),
+    ("manual", "cn", "zhixingyun/A10-vGPU-12G", "on_demand"): (1.3, "CNY", "hour", 1, 12, "available", True, 20),
+    H100_NODE: (48.0, "USD", "hour", 8, 80, "available", False, 18),
+    MIG_SLICE: (1.1, "USD", "hour", 1, 40, "available", False, 18),
+}  # fmt: skip
+# What each gpu_model of the recorded sheet means, independent of the parser: (model, form factor,
+# share of one GPU or None for a whole card).
+CARD_OF_MODEL = {
+    "A100 SXM 80GB": ("A100", "SXM4", None), "A100 PCIe 40GB": ("A100", "PCIe", None),
+    "A100 SXM4 80GB": ("A100", "SXM4", None), "RTX 4090": ("RTX4090", "PCIe", None), "A800 80GB": ("A800", None, None),
+    "A10 24GB": ("A10", "PCIe", 0.5), "H100 SXM5 80GB": ("H100", "SXM5", None),
+    "A100 SXM4 80GB MIG 3g.40gb": ("A100", "SXM4", 3 / 7),
 }  # fmt: skip
 
 
@@ -62,13 +79,51 @@ GOOD = "zhixingyun,cn,A100-40G,A100 PCIe 40GB,40,1,on_demand,8.5,CNY,hour,https:
 
 def test_the_recorded_sheet_gives_exactly_its_rows() -> None:
     result = read_sheet(raw_sheet(SHEET), ManualCollector.quote)
-    assert result.refused == [] and result.rows == 5
+    assert result.refused == [] and result.rows == 10
     got = {
         q.key: (q.price, q.currency, q.unit.value, q.gpu_count, q.gpu_memory_gb, q.availability.value,
                 q.tax_included, q.observed_at.day)
         for q in result.quotes
     }  # fmt: skip
     assert got == EXPECTED
+
+
+def test_every_stored_offer_has_the_card_count_memory_and_slice_of_its_row() -> None:
+    rows = [r for r in csv.DictReader(io.StringIO(SHEET.read_text(encoding="utf-8")))]
+    by_key = {("manual", r["region"], f"{r['provider']}/{r['sku']}", r["pricing"]): r for r in rows}
+    quotes = read_sheet(raw_sheet(SHEET), ManualCollector.quote).quotes
+    assert {q.key for q in quotes} == set(by_key)
+    for q in quotes:
+        row = by_key[q.key]
+        model, form, fraction = CARD_OF_MODEL[row["gpu_model"]]
+        assert (q.gpu_model, q.form_factor, q.gpu_count) == (model, form, int(row["gpu_count"]))
+        assert q.gpu_memory_gb == float(row["gpu_memory_gb"])  # a slice's memory is its own
+        assert q.gpu_fraction == (pytest.approx(fraction) if fraction else None)
+        assert (q.gpu_partition is None) == (fraction is None)
+    assert {(q.gpu_model, q.gpu_partition) for q in quotes if q.gpu_partition} == {
+        ("A100", "MIG 3g.40gb"), ("A10", "0.5 of a GPU (as quoted)")
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model", "memory", "fraction", "reason"),
+    [
+        (
+            "A100 SXM4 80GB MIG 3g.40gb",
+            "80",
+            "",
+            "is a MIG 3g.40gb slice: 40 GB, 0.429 of a GPU, but the row says 80 GB",
+        ),
+        ("A100 SXM4 80GB MIG 3g.40gb", "40", "0.5", "but the row says 40 GB, 0.5"),
+        ("A10 24GB", "30", "0.5", "0.5 of a GPU with 30 GB is not a slice of the A10"),
+        ("A10 24GB", "12", "2", "gpu_fraction 2 is more than one GPU"),
+        ("Quadro P4000 8GB", "4", "0.5", "is not a GPU gpuprice knows"),
+    ],
+)
+def test_slices_must_agree_with_their_card(model: str, memory: str, fraction: str, reason: str) -> None:
+    row = f"zhixingyun,cn,X,{model},{memory},1,on_demand,1.0,CNY,hour,https://www.ai-galaxy.cn/,2026-11-20,{fraction}"
+    result = sheet(f"{HEADER},gpu_fraction\n{row}\n")
+    assert result.quotes == [] and reason in result.refused[0]["reason"]
 
 
 def test_rows_keep_their_provider_in_sku_and_notes_and_their_date_as_observed_at() -> None:
@@ -168,7 +223,7 @@ def test_a_sheet_without_a_good_row_fails_the_run_with_the_reasons(settings: Set
 def test_quotes_pass_the_shared_checks_and_normalize_like_any_provider(fx_table, settings: Settings) -> None:
     quotes = {q.key: q for q in read_sheet(raw_sheet(SHEET), ManualCollector.quote).quotes}
     accepted, rejected = check_quotes(list(quotes.values()), fx_table, settings)
-    assert rejected == [] and len(accepted) == 5
+    assert rejected == [] and len(accepted) == 10
     runpod = normalize(quotes[("manual", "secure-cloud", "runpod/A100 SXM", "on_demand")], fx_table, settings)
     assert runpod.cny_per_hour == pytest.approx(1.79 * USD_TO_CNY)
     assert runpod.fx_date.isoformat() == "2022-07-08"  # the latest rate on or before the date seen
@@ -271,7 +326,7 @@ def test_quotes_go_stale_on_the_same_rules_and_removed_rows_are_withdrawn(store,
     assert collect_manual(store, live).status is RunStatus.OK
     now = clock.now_naive()
     offers = current_offers(store.cursor(), now).offers
-    assert len(offers) == 5 and not any(o.stale for o in offers)
+    assert len(offers) == 10 and not any(o.stale for o in offers)
     # an hourly sheet read twice a schedule ago is stale, like any provider's last success
     later = current_offers(store.cursor(), now + timedelta(days=365)).offers
     assert all(o.stale for o in later)
@@ -282,12 +337,15 @@ def test_quotes_go_stale_on_the_same_rules_and_removed_rows_are_withdrawn(store,
     assert {o.sku for o in current_offers(store.cursor(), now).offers} == {
         "runpod/A100 SXM",
         "zhixingyun/A100-PCIE-40GB",
+        "zhixingyun/RTX4090-24G",
+        "zhixingyun/A800-80G",
+        "zhixingyun/A10-vGPU-12G",
     }
     # the sheet gone: a skipped run, and what the last good load brought reads as stale
     path.unlink()
     assert collect_manual(store, live).status is RunStatus.SKIPPED
     offers = current_offers(store.cursor(), now).offers
-    assert len(offers) == 4 and all(o.stale for o in offers)
+    assert len(offers) == 7 and all(o.stale for o in offers)
     assert {o.pricing for o in offers} <= {p.value for p in Pricing}
 
 

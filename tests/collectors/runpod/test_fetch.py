@@ -1,4 +1,4 @@
-"""RunPod collector, fetching: the type list then one price query per A100 type, the optional key as
+"""RunPod collector, fetching: the type list then one price query per known GPU type, the optional key as
 a Bearer header (never in the URL), GraphQL and HTTP errors, retries, base-URL override, offline
 replay and a local stand-in server. respx and 127.0.0.1 only."""
 
@@ -20,6 +20,9 @@ from pricedb.settings import Settings
 from tests.conftest import FIXTURES, fetch_now, fixture_bytes, recorded_answer
 
 PCIE, SXM = "NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-80GB"
+RTX4090, H100, L40S = "NVIDIA GeForce RTX 4090", "NVIDIA H100 80GB HBM3", "NVIDIA L40S"
+UNKNOWN = "NVIDIA GeForce RTX 3080 Ti"  # in the list; not in the card table
+OFFERS = 30  # what the five recorded price answers hold (tests/collectors/runpod/test_parse.py counts them)
 KEY = "rpa_TESTKEY0123456789ABCDEFGHIJKLMNOPQRSTUV"
 
 
@@ -36,19 +39,26 @@ def queries(route: respx.Route) -> list[str]:
     return [json.loads(call.request.content)["query"] for call in route.calls]
 
 
-def test_the_list_is_read_first_then_each_a100_type_with_its_counts(settings) -> None:
+def test_the_list_is_read_first_then_each_known_type_with_its_counts(settings) -> None:
     with respx.mock(assert_all_mocked=True) as mock:
         route = mock.post(GRAPHQL_URL).mock(side_effect=answer_like_runpod)
         result = fetch(settings)
     sent = queries(route)
-    assert len(sent) == 3 and sent[0].startswith("query GpuTypeList")
-    assert sent[1] == prices_query(PCIE, {"secure": 8, "community": 4})
-    assert sent[2] == prices_query(SXM, {"secure": 8, "community": 8})
-    assert not any("H100" in q or "RTX 4090" in q or "A40" in q for q in sent[1:])  # other GPUs never priced
-    assert [raw.label for raw in result.responses] == [f"prices of {PCIE}", f"prices of {SXM}"]
+    assert len(sent) == 6 and sent[0].startswith("query GpuTypeList")
+    assert sent[1:] == [
+        prices_query(PCIE, {"secure": 8, "community": 4}),
+        prices_query(SXM, {"secure": 8, "community": 8}),
+        prices_query(RTX4090, {"secure": 2, "community": 2}),
+        prices_query(H100, {"secure": 2, "community": 0}),
+        prices_query(L40S, {"secure": 2, "community": 2}),
+    ]
+    assert not any(UNKNOWN in q for q in sent)  # a card the table does not know is never priced
+    assert [raw.label for raw in result.responses] == [f"prices of {g}" for g in (PCIE, SXM, RTX4090, H100, L40S)]
     assert all(raw.url == GRAPHQL_URL for raw in result.responses)
-    assert len(result.notes) == 3 and all("stockStatus null" in note for note in result.notes)
-    assert len(RunpodCollector(settings).parse(result)) == 23
+    assert result.notes[0] == f"unknown GPU, not collected: {UNKNOWN} (12 GB) (1 item)"
+    others = [note for note in result.notes[1:] if note != f"{H100}: not offered in community cloud"]
+    assert len(others) == 6 and all("stockStatus null" in note for note in others)
+    assert len(RunpodCollector(settings).parse(result)) == OFFERS
 
 
 def test_bodies_are_compact_json_and_carry_no_key_without_one(settings) -> None:
@@ -118,15 +128,15 @@ def test_server_errors_are_retried(settings) -> None:
     with respx.mock(assert_all_mocked=True) as mock:
         route = mock.post(GRAPHQL_URL).mock(side_effect=flaky)
         result = fetch(settings)
-    assert route.call_count == 5 and len(result.responses) == 2
+    assert route.call_count == 8 and len(result.responses) == 5
 
 
-def test_a_list_without_any_a100_is_a_parse_error_naming_the_types(settings) -> None:
+def test_a_list_without_any_known_card_is_a_parse_error_naming_the_types(settings) -> None:
     listing = json.loads(fixture_bytes("runpod", "gpu_types.json"))
-    listing["data"]["gpuTypes"] = [t for t in listing["data"]["gpuTypes"] if "A100" not in t["id"]]
+    listing["data"]["gpuTypes"] = [t for t in listing["data"]["gpuTypes"] if t["id"] == UNKNOWN]
     with respx.mock(assert_all_mocked=True) as mock:
         mock.post(GRAPHQL_URL).mock(return_value=httpx.Response(200, json=listing))
-        with pytest.raises(ParseError, match=r"none of the 3 GPU types is an A100 .*NVIDIA H100 80GB HBM3"):
+        with pytest.raises(ParseError, match=r"none of the 1 GPU types is a card the table knows .*RTX 3080 Ti"):
             fetch(settings)
 
 
@@ -135,13 +145,13 @@ def test_base_url_override_applies_to_every_query(settings) -> None:
     with respx.mock(assert_all_mocked=True) as mock:
         route = mock.post("http://mirror.test/graphql").mock(side_effect=answer_like_runpod)
         result = fetch(local)
-    assert route.call_count == 3 and {raw.url for raw in result.responses} == {GRAPHQL_URL}
+    assert route.call_count == 6 and {raw.url for raw in result.responses} == {GRAPHQL_URL}
 
 
 def test_offline_replay_answers_every_query(settings) -> None:
     offline = settings.model_copy(update={"offline": True, "runpod_api_key": SecretStr(KEY)})
     result = fetch(offline, ReplayTransport(Replay.load(FIXTURES, "runpod")))
-    assert len(RunpodCollector(offline).parse(result)) == 23
+    assert len(RunpodCollector(offline).parse(result)) == OFFERS
     assert "Authorization" not in RunpodCollector(offline).headers()  # a real key never goes to a replay
 
 
@@ -149,5 +159,5 @@ def test_a_local_stand_in_server_answers_through_the_base_url(settings) -> None:
     with serve_replay([Replay.load(FIXTURES, "runpod")]) as server:
         result = fetch(settings.model_copy(update={"base_urls": {"runpod": server.url}}))
         seen = list(server.requests)
-    assert [(method, path) for method, path, _, _ in seen] == [("POST", "/graphql")] * 3
-    assert len(RunpodCollector(settings).parse(result)) == 23
+    assert [(method, path) for method, path, _, _ in seen] == [("POST", "/graphql")] * 6
+    assert len(RunpodCollector(settings).parse(result)) == OFFERS

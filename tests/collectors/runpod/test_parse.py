@@ -147,9 +147,56 @@ def test_savings_plan_rates_are_noted_when_they_differ_from_on_demand(settings) 
 
 
 def test_shared_sanity_checks_accept_every_quote(settings, fx_table) -> None:
-    quotes = quotes_of(settings)
+    quotes, _ = every_quote(settings)
     accepted, rejected = check_quotes(quotes, fx_table, settings)
-    assert rejected == [] and len(accepted) == len(quotes)
+    assert rejected == [] and len(accepted) == len(quotes) == 30
+
+
+# ----- every GPU type: each stored offer against its source row ------------------------------------
+# What each RunPod id means, independent of the parser: (model, GB per GPU, form factor).
+CARD_OF_ID = {
+    PCIE: ("A100", 80.0, "PCIe"),
+    SXM: ("A100", 80.0, "SXM4"),
+    "NVIDIA GeForce RTX 4090": ("RTX4090", 24.0, "PCIe"),
+    "NVIDIA H100 80GB HBM3": ("H100", 80.0, "SXM5"),  # RunPod's "H100 SXM"
+    "NVIDIA L40S": ("L40S", 48.0, "PCIe"),
+}
+ALL_FILES = {**FILES, "NVIDIA GeForce RTX 4090": "gpu_type_rtx4090.json",
+             "NVIDIA H100 80GB HBM3": "gpu_type_h100_sxm.json", "NVIDIA L40S": "gpu_type_l40s.json"}  # fmt: skip
+
+
+def every_quote(settings):
+    answers = {gpu: json.loads(fixture_bytes("runpod", name)) for gpu, name in ALL_FILES.items()}
+    return RunpodCollector(settings).parse(Fetched([raw_of(a, gpu) for gpu, a in answers.items()])), answers
+
+
+def test_every_stored_offer_has_the_card_count_memory_and_price_of_its_source_row(settings) -> None:
+    quotes, answers = every_quote(settings)
+    rows = {(gpu, key): value for gpu, a in answers.items() for key, value in item(a).items() if parse_alias(key)}
+    offered = {(gpu, key) for (gpu, key), lowest in rows.items() if lowest["stockStatus"] is not None}
+    seen = set()
+    for q in quotes:
+        gpu, rest = q.sku.rsplit(" x", 1)
+        count, cloud = rest.split(" ")
+        source, lowest = item(answers[gpu]), rows[(gpu, f"{cloud.strip('()')}{count}")]
+        assert (q.gpu_model, q.gpu_memory_gb, q.form_factor) == CARD_OF_ID[gpu]
+        assert q.gpu_memory_gb == source["memoryInGb"] and q.gpu_count == int(count)
+        field = f"{cloud.strip('()')}{'SpotPrice' if q.pricing is SPOT else 'Price'}"
+        per_gpu = source[field] if source[field] is not None else lowest["minimumBidPrice"]
+        assert q.price == round(per_gpu * q.gpu_count, 6)
+        assert lowest["stockStatus"] is not None and (q.vcpus, q.memory_gib) == (lowest["minVcpu"], lowest["minMemory"])
+        seen.add((gpu, f"{cloud.strip('()')}{count}"))
+    assert seen == offered  # every offered (cloud, count) of every type is stored; none that is sold out
+    assert {q.gpu_model for q in quotes} == {"A100", "RTX4090", "H100", "L40S"}
+
+
+def test_spot_dearer_than_on_demand_is_refused_by_the_sanity_checks(settings, fx_table) -> None:
+    answer = detail(PCIE)
+    item(answer)["communitySpotPrice"] = 1.50  # above communityPrice 1.19
+    accepted, rejected = check_quotes(quotes_of(settings, pcie=answer), fx_table, settings)
+    assert {r.quote.sku for r in rejected} == {f"{PCIE} x{n} (community)" for n in (1, 2, 3, 4)}
+    assert all(r.quote.pricing is SPOT and "dearer than on-demand" in r.reason for r in rejected)
+    assert len(accepted) == 23 - 4
 
 
 def test_graphql_errors_in_a_200_answer_fail_the_run_with_runpods_message(settings) -> None:
@@ -165,7 +212,7 @@ def test_graphql_errors_in_a_200_answer_fail_the_run_with_runpods_message(settin
         (lambda a: a["data"].update(gpuTypes={"id": PCIE}), r"no data\.gpuTypes list"),
         (lambda a: item(a).update(community2="High"), "community2 is 'High', not a lowestPrice object"),
         (lambda a: item(a).update(communityPrice="1.19"), "communityPrice is '1.19', not a number"),
-        (lambda a: item(a).update(id="NVIDIA H100 80GB HBM3"), "not an A100 type"),
+        (lambda a: item(a).update(id="NVIDIA GeForce RTX 3080 Ti", memoryInGb=12), "a card the table does not know"),
         (lambda a: [item(a).pop(k) for k in list(item(a)) if parse_alias(k)], "no lowestPrice answers"),
     ],
 )
@@ -193,9 +240,9 @@ def test_the_price_query_asks_for_each_cloud_and_count_once() -> None:
 def test_max_counts_per_cloud_come_from_the_type_list() -> None:
     types = {t["id"]: t for t in json.loads(fixture_bytes("runpod", "gpu_types.json"))["data"]["gpuTypes"]}
     assert max_counts(types[PCIE]) == ({"secure": 8, "community": 4}, [])
-    assert max_counts(types["NVIDIA A40"]) == (
-        {"secure": 10, "community": 0},
-        ["NVIDIA A40: not offered in community cloud"],
+    assert max_counts(types["NVIDIA H100 80GB HBM3"]) == (
+        {"secure": 2, "community": 0},
+        ["NVIDIA H100 80GB HBM3: not offered in community cloud"],
     )
     counts, notes = max_counts({"id": "X", "maxGpuCount": 20})
     assert counts == {"secure": 16, "community": 16} and "only up to 16" in notes[0]

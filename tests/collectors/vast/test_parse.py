@@ -71,22 +71,24 @@ def fetched(bodies: dict[str, dict] | None = None) -> Fetched:
     )
 
 
-def parse(bodies: dict[str, dict] | None = None) -> dict:
-    return {q.key[1:]: q for q in VastCollector.__new__(VastCollector).parse(fetched(bodies))}
+def parse(bodies: dict[str, dict] | None = None, every_card: bool = False) -> dict:
+    """The stored offers by (region, sku, pricing): the A100 ones (EXPECTED), or every card's."""
+    quotes = VastCollector.__new__(VastCollector).parse(fetched(bodies))
+    return {q.key[1:]: q for q in quotes if every_card or q.gpu_model == "A100"}
 
 
 def by_key(quotes: dict) -> dict:
     return {(region, sku, Pricing(pricing)): q for (region, sku, pricing), q in quotes.items()}
 
 
-def test_the_recorded_answers_give_exactly_the_expected_offers() -> None:
+def test_the_recorded_answers_give_exactly_the_expected_a100_offers() -> None:
     quotes = by_key(parse())
     assert set(quotes) == set(EXPECTED)
     for key, price in EXPECTED.items():
         assert quotes[key].price == pytest.approx(price, abs=1e-6), key
 
 
-def test_every_offer_is_per_instance_with_the_gpu_read_from_the_offer() -> None:
+def test_every_a100_offer_is_per_instance_with_the_gpu_read_from_the_offer() -> None:
     for (_, sku, _), quote in by_key(parse()).items():
         assert (quote.gpu_count, quote.gpu_memory_gb, quote.form_factor, quote.interconnect) == HARDWARE[sku]
         assert quote.gpu_model == "A100" and quote.currency == "USD" and quote.unit.value == "hour"
@@ -146,9 +148,9 @@ def test_null_fields_do_not_break_the_grouping() -> None:
     assert any(o["cpu_cores"] is None for o in offers if o["id"] == 24590212)  # kept: US x1 has 5 offers
     quotes = by_key(parse())
     assert quotes[("unknown", "A100-SXM4-40GB x4", OD)].notes.endswith("(no location)")
-    # gpu_ram null, storage_cost null and the H100 are in no group.
-    listed = " ".join(q.notes for q in quotes.values())
-    for left_out in ("24616000", "24617000", "24618000"):
+    # gpu_ram null, storage_cost null, the unknown RTX 3060 and the 48GB RTX 4090 are in no group.
+    listed = " ".join(q.notes for q in parse(every_card=True).values())
+    for left_out in ("24616000", "24617000", "24623000", "24623500"):
         assert left_out not in listed
 
 
@@ -193,17 +195,59 @@ def test_an_answer_without_offers_is_a_parse_error() -> None:
 
 
 def test_answers_with_nothing_to_price_are_a_parse_error_naming_why() -> None:
-    bodies = {"on-demand": {"offers": [o for o in answers()["on-demand"]["offers"] if o["id"] >= 24616000]}}
-    with pytest.raises(ParseError, match=r"3 offers read but no A100 offer.*1 × gpu_ram not of a 40 or 80 GB"):
+    bodies = answers()
+    del bodies["bid"]
+    bodies["on-demand"]["offers"] = [
+        o for o in bodies["on-demand"]["offers"] if o["id"] in (24616000, 24617000, 24623000)
+    ]
+    with pytest.raises(ParseError, match=r"3 offers read but no GPU offer.*1 × gpu_ram not a size.*1 × unknown GPU"):
         parse(bodies)
     with pytest.raises(ParseError, match="the answers were empty"):
         parse({"on-demand": {"offers": []}, "bid": {"offers": []}})
 
 
 def test_parsed_quotes_pass_the_shared_sanity_checks(settings, fx_table) -> None:
-    quotes = list(parse().values())
+    quotes = list(parse(every_card=True).values())
     accepted, rejected = check_quotes(quotes, fx_table, settings)
-    assert rejected == [] and len(accepted) == len(EXPECTED)
+    assert rejected == [] and len(accepted) == len(quotes) == 27
+
+
+# What each gpu_name of the fixtures means, independent of the parser: (model, form factor); the
+# memory is gpu_ram (MB, usable) rounded to the size the card is sold in.
+CARD_OF_NAME = {
+    "A100 SXM4": ("A100", "SXM4"), "A100 SXM": ("A100", "SXM4"), "A100 PCIE": ("A100", "PCIe"),
+    "A100X": ("A100", "PCIe"), "H100 SXM": ("H100", "SXM5"), "H100 NVL": ("H100", "PCIe"),
+    "H200": ("H200", "SXM5"), "B200": ("B200", "SXM6"), "L40S": ("L40S", "PCIe"), "RTX A6000": ("A6000", "PCIe"),
+    "RTX 4090": ("RTX4090", "PCIe"), "RTX 5090": ("RTX5090", "PCIe"), "RTX 3090": ("RTX3090", "PCIe"),
+}  # fmt: skip
+SOLD_AS = {40536: 40.0, 40960: 40.0, 81920: 80.0, 81559: 80.0, 95830: 94.0, 143771: 141.0, 183359: 180.0,
+           46068: 48.0, 49140: 48.0, 24564: 24.0, 24576: 24.0, 32607: 32.0}  # fmt: skip
+
+
+def test_every_stored_offer_has_the_card_count_memory_and_price_of_its_cheapest_source_offer() -> None:
+    rows = {label: {o["id"]: o for o in body["offers"]} for label, body in answers().items()}
+    quotes = parse(every_card=True)
+    for (region, sku, pricing), q in quotes.items():
+        offer_id = int(re.search(r"; offer (\d+) on machine", q.notes).group(1))
+        row = rows["bid" if pricing == "spot" else "on-demand"][offer_id]
+        assert (q.gpu_model, q.form_factor) == CARD_OF_NAME[row["gpu_name"]]
+        assert q.gpu_memory_gb == SOLD_AS[row["gpu_ram"]] and q.gpu_count == row["num_gpus"]
+        base = row["min_bid"] if pricing == "spot" else row["dph_base"]
+        assert q.price == pytest.approx(base + disk(row["storage_cost"]), abs=1e-6)
+        assert region == (row["geolocation"].rsplit(", ", 1)[-1] if row["geolocation"] else "unknown")
+        name = "A100-SXM4" if row["gpu_name"] == "A100 SXM" else row["gpu_name"].replace(" ", "-")
+        assert sku == f"{name}-{q.gpu_memory_gb:g}GB x{q.gpu_count}"
+    cards = {(q.gpu_model, q.gpu_memory_gb) for q in quotes.values()}
+    assert cards == {("A100", 80.0), ("A100", 40.0), ("H100", 80.0), ("H100", 94.0), ("H200", 141.0),
+                     ("B200", 180.0), ("L40S", 48.0), ("A6000", 48.0), ("RTX4090", 24.0), ("RTX5090", 32.0),
+                     ("RTX3090", 24.0)}  # fmt: skip
+
+
+def test_a_card_the_table_does_not_know_and_a_size_it_is_not_sold_in_are_no_offers() -> None:
+    offers = {o["id"]: o for o in answers()["on-demand"]["offers"]}
+    assert (offers[24623000]["gpu_name"], offers[24623500]["gpu_ram"]) == ("RTX 3060", 49152)
+    skus = {sku for _, sku, _ in parse(every_card=True)}
+    assert not any("3060" in sku for sku in skus) and "RTX-4090-48GB x1" not in skus
 
 
 def test_spot_dearer_than_on_demand_in_the_same_group_is_rejected_by_the_sanity_checks(settings, fx_table) -> None:

@@ -64,7 +64,7 @@ def test_token_first_then_every_read_with_it(settings) -> None:
         "available:spot",
         "long-term",
     ]
-    assert len(VerdaCollector(settings).parse(result)) == 96
+    assert len(VerdaCollector(settings).parse(result)) == 224
 
 
 def test_the_token_and_the_secret_are_never_kept_or_logged(settings, caplog) -> None:
@@ -169,7 +169,7 @@ def test_an_unreadable_periods_answer_costs_only_the_long_term_pricings(settings
         result = fetch(keyed(settings))
     assert "expected a list of long-term periods" in result.not_covered[Pricing.RESERVED_1Y]
     assert [raw.label for raw in result.responses] == ["instance-types", "available:on_demand", "available:spot"]
-    assert len(VerdaCollector(settings).parse(result)) == 48
+    assert len(VerdaCollector(settings).parse(result)) == 112
 
 
 def test_server_errors_are_retried(settings) -> None:
@@ -198,7 +198,8 @@ def test_base_url_override_applies_to_the_token_and_every_read(settings) -> None
 def test_offline_replay_uses_placeholder_credentials(settings) -> None:
     offline = settings.model_copy(update={"offline": True})
     result = fetch(offline, ReplayTransport(Replay.load(FIXTURES, "verda")))
-    assert len(VerdaCollector(offline).parse(result)) == 96
+    assert len(VerdaCollector(offline).parse(result)) == 224
+    assert result.notes == ["unknown GPU, not collected: B300 SXM6 262GB (1 item)"]  # the run's notes
 
 
 def test_a_local_stand_in_server_gets_the_token_call_and_the_bearer_reads(settings) -> None:
@@ -208,4 +209,4 @@ def test_a_local_stand_in_server_gets_the_token_call_and_the_bearer_reads(settin
     assert [path.split("?")[0] for _, path, _, _ in seen] == PATHS
     assert json.loads(seen[0][3])["client_secret"] == SECRET
     assert all(headers["Authorization"] == f"Bearer {TOKEN}" for _, _, headers, _ in seen[1:])
-    assert len(VerdaCollector(settings).parse(result)) == 96
+    assert len(VerdaCollector(settings).parse(result)) == 224

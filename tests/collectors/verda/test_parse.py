@@ -1,5 +1,5 @@
-"""Verda collector, parsing: string prices per instance-hour, GPU count and memory from the
-description, availability per location, spot, and long-term periods mapped to monthly / reserved
+"""Verda collector, parsing: string prices per instance-hour, every GPU type's card, count and
+memory from the description, availability per location, spot, and long-term periods mapped to monthly / reserved
 offers (other lengths only noted). Fixtures only."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from collectors.verda.api import (
     LABEL_TYPES,
     LONG_TERM_URL,
 )
-from collectors.verda.offers import price_of
+from collectors.verda.offers import gpu_types, price_of
+from pricedb.cards import card
 from pricedb.models import Availability, Pricing, Unit
 from pricedb.normalize import normalize
 from tests.conftest import OBSERVED, fixture_bytes
@@ -48,6 +49,20 @@ ON_DEMAND_AT = {
 }
 SPOT_AT = {**ON_DEMAND_AT, "1A100.22V": {"FIN-01"}}  # no spot 1A100.22V in FIN-03
 DISCOUNT = {MONTHLY: 5, R1Y: 25}  # fixture placeholders: 1_MONTH and 12_MONTHS periods
+# What each card in a gpu.description means, independent of the parser: (model, GB per GPU, form factor).
+CARD_OF_DESCRIPTION = {
+    "A100 SXM4 80GB": ("A100", 80.0, "SXM4"),
+    "A100 SXM4 40GB": ("A100", 40.0, "SXM4"),
+    "H100 SXM5 80GB": ("H100", 80.0, "SXM5"),
+    "H200 SXM5 141GB": ("H200", 141.0, "SXM5"),
+    "B200 SXM6 180GB": ("B200", 180.0, "SXM6"),
+    "L40S 48GB": ("L40S", 48.0, "PCIe"),
+    "RTX6000 Ada 48GB": ("RTX6000Ada", 48.0, "PCIe"),
+    "RTX A6000 48GB": ("A6000", 48.0, "PCIe"),
+    "RTX PRO 6000 96GB": ("RTXPRO6000", 96.0, "PCIe"),
+    "Tesla V100 16GB": ("V100", 16.0, None),  # SXM2 or PCIe: the description does not say
+}
+UNKNOWN = {"1B300.30V"}  # "B300 SXM6 262GB": the card table sells the B300 with 288 GB, so not guessed
 
 
 def expected() -> dict[tuple[str, str, Pricing], tuple[float, Availability]]:
@@ -107,10 +122,49 @@ def a100(bodies: dict, name: str) -> dict:
     return next(item for item in bodies[LABEL_TYPES] if item["instance_type"] == name)
 
 
-def test_parse_gives_exactly_the_offers_the_answers_hold(settings) -> None:
-    quotes = parse(settings)
+def a100_quotes(quotes):
+    return [q for q in quotes if q.gpu_model == "A100"]
+
+
+def test_parse_gives_exactly_the_a100_offers_the_answers_hold(settings) -> None:
+    quotes = a100_quotes(parse(settings))
     assert {(q.sku, q.region, q.pricing): (q.price, q.availability) for q in quotes} == expected()
     assert len(quotes) == 96
+
+
+def test_every_stored_offer_has_the_card_count_memory_and_price_of_its_source_row(settings) -> None:
+    bodies = answers()
+    rows = {item["instance_type"]: item for item in bodies[LABEL_TYPES] if item["gpu"]["number_of_gpus"]}
+    listed = {
+        kind: {(e["location_code"], name) for e in bodies[label] for name in e["availabilities"]}
+        for kind, label in (("on_demand", LABEL_ON_DEMAND), ("spot", LABEL_SPOT))
+    }
+    quotes = parse(settings)
+    assert {q.sku for q in quotes} == set(rows) - UNKNOWN
+    assert len(quotes) == len(set(rows) - UNKNOWN) * len(LOCATIONS) * 4  # on-demand, monthly, 1y, spot
+    for q in quotes:
+        row = rows[q.sku]
+        count, card = row["gpu"]["description"].split("x ", 1)
+        assert (q.gpu_model, q.gpu_memory_gb, q.form_factor) == CARD_OF_DESCRIPTION[card]
+        assert q.gpu_count == int(count) == row["gpu"]["number_of_gpus"]
+        assert q.gpu_count * q.gpu_memory_gb == row["gpu_memory"]["size_in_gigabytes"]
+        on_demand = float(row["price_per_hour"])
+        price = {OD: on_demand, SPOT: float(row["spot_price"])}.get(q.pricing)
+        if price is None:  # a long-term contract: the discount off the on-demand rate
+            price, kind = round(on_demand * (100 - DISCOUNT[q.pricing]) / 100, 6), "on_demand"
+        else:
+            kind = "spot" if q.pricing is SPOT else "on_demand"
+        assert q.price == price
+        assert q.availability is (
+            Availability.AVAILABLE if (q.region, q.sku) in listed[kind] else Availability.SOLD_OUT
+        )
+
+
+def test_the_cards_verda_rents_are_all_stored(settings) -> None:
+    cards = {(q.gpu_model, q.gpu_memory_gb) for q in parse(settings)}
+    assert cards == {("A100", 80.0), ("A100", 40.0), ("H100", 80.0), ("H200", 141.0), ("B200", 180.0),
+                     ("L40S", 48.0), ("RTX6000Ada", 48.0), ("A6000", 48.0), ("RTXPRO6000", 96.0),
+                     ("V100", 16.0)}  # fmt: skip
 
 
 def test_string_prices_become_numbers_per_instance(settings) -> None:
@@ -121,8 +175,8 @@ def test_string_prices_become_numbers_per_instance(settings) -> None:
     assert quotes[("1A100.40S.22V", "FIN-03", SPOT)].price == 0.22
 
 
-def test_hardware_currency_and_units_of_every_quote(settings) -> None:
-    for q in parse(settings):
+def test_hardware_currency_and_units_of_every_a100_quote(settings) -> None:
+    for q in a100_quotes(parse(settings)):
         count, memory, _, _ = TYPES[q.sku]
         assert (q.gpu_count, q.gpu_memory_gb, q.gpu_model, q.form_factor) == (count, memory, "A100", "SXM4")
         assert (q.provider, q.currency, q.unit, q.observed_at) == ("verda", "USD", Unit.HOUR, OBSERVED)
@@ -154,7 +208,7 @@ def test_two_lengths_for_one_pricing_keep_the_deeper_discount_and_note_the_other
 
 def test_without_the_periods_answer_only_on_demand_and_spot_are_parsed(settings) -> None:
     quotes = parse(settings, changed(lambda b: b.pop(LABEL_LONG_TERM)))
-    assert {q.pricing for q in quotes} == {OD, SPOT} and len(quotes) == 48
+    assert {q.pricing for q in quotes} == {OD, SPOT} and len(a100_quotes(quotes)) == 48
 
 
 def test_a_type_missing_from_a_location_list_is_sold_out_there(settings) -> None:
@@ -169,7 +223,7 @@ def test_configured_regions_are_the_only_ones_reported(settings) -> None:
     local = settings.model_copy(update={"regions": {"verda": ["FIN-02"]}})
     quotes = parse(local)
     assert {q.region for q in quotes} == {"FIN-02"}
-    assert {q.sku for q in quotes if q.availability is Availability.AVAILABLE} == {"2A100.44V"}
+    assert {q.sku for q in quotes if q.availability is Availability.AVAILABLE} == {"2A100.44V", "2H200.141S.88V"}
 
 
 @pytest.mark.parametrize("spot", [None, "", "0.00"])
@@ -178,8 +232,34 @@ def test_no_spot_price_means_no_spot_offer(settings, spot) -> None:
     assert not [q for q in parse(settings, bodies) if q.sku == "4A100.88V" and q.pricing is SPOT]
 
 
-def test_other_gpus_and_cpu_types_are_left_out(settings) -> None:
-    assert {q.sku for q in parse(settings)} == set(TYPES)
+def test_cpu_types_cards_the_table_does_not_know_and_zero_prices_are_left_out(settings) -> None:
+    bodies = changed(lambda b: a100(b, "4A100.88V").update(price_per_hour="0.00"))
+    types, skipped = gpu_types(fetched(bodies).responses[0])
+    assert {t.name for t in types} == set(TYPES) - {"4A100.88V"} | {
+        t["instance_type"] for t in answers()[LABEL_TYPES] if t["gpu"]["number_of_gpus"]
+    } - UNKNOWN - set(TYPES)
+    assert skipped == {
+        "unknown GPU, not collected: B300 SXM6 262GB": 1,
+        "no price (0 or missing), not collected: 4A100.88V": 1,
+    }
+    skus = {q.sku for q in parse(settings, bodies)}
+    assert "CPU.120V.480G" not in skus and not skus & UNKNOWN and "4A100.88V" not in skus
+
+
+def test_the_40gb_a100_is_the_card_skypilot_calls_a100(settings) -> None:
+    forty = {q.sku for q in parse(settings) if (q.gpu_model, q.gpu_memory_gb) == ("A100", 40.0)}
+    assert forty == {"1A100.40S.22V", "8A100.40S.176V"}
+    assert card("A100", 40.0, "SXM4").skypilot_name == "A100"  # the export's name; the card is not renamed
+
+
+def test_spot_dearer_than_on_demand_is_refused_by_the_sanity_checks(settings, fx_table) -> None:
+    bodies = changed(lambda b: a100(b, "1A100.22V").update(spot_price="1.50"))
+    accepted, rejected = check_quotes(parse(settings, bodies), fx_table, settings)
+    refused = {(r.quote.sku, r.quote.pricing) for r in rejected}
+    assert refused == {("1A100.22V", SPOT)} and all("dearer than on-demand" in r.reason for r in rejected)
+    assert {(q.sku, q.pricing) for q in accepted if q.sku == "1A100.22V"} == {
+        (q.sku, q.pricing) for q in parse(settings) if q.sku == "1A100.22V" and q.pricing is not SPOT
+    }
 
 
 def test_shared_sanity_checks_accept_every_quote(settings, fx_table) -> None:
@@ -214,9 +294,10 @@ def test_shape_changes_are_parse_errors_naming_what_is_wrong(settings, change, m
         parse(settings, changed(change))
 
 
-def test_no_a100_at_all_is_a_parse_error_not_an_empty_success(settings) -> None:
-    bodies = changed(lambda b: b.update({LABEL_TYPES: [t for t in b[LABEL_TYPES] if "A100" not in t["instance_type"]]}))
-    with pytest.raises(ParseError, match="none of the 3 instance types is an A100"):
+def test_no_known_gpu_at_all_is_a_parse_error_not_an_empty_success(settings) -> None:
+    keep = UNKNOWN | {"CPU.120V.480G"}
+    bodies = changed(lambda b: b.update({LABEL_TYPES: [t for t in b[LABEL_TYPES] if t["instance_type"] in keep]}))
+    with pytest.raises(ParseError, match=r"none of the 2 instance types is a priced GPU the card table knows .*B300"):
         parse(settings, bodies)
 
 
@@ -228,7 +309,7 @@ def test_prices_are_read_as_the_strings_verda_sends() -> None:
 
 
 def test_each_quote_carries_cpu_cores_and_memory(settings) -> None:
-    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in parse(settings)}
+    shapes = {q.sku: (q.vcpus, q.memory_gib) for q in a100_quotes(parse(settings))}
     assert shapes == {
         "1A100.22V": (22, 120.0), "2A100.44V": (44, 240.0), "4A100.88V": (88, 480.0), "8A100.176V": (176, 960.0),
         "1A100.40S.22V": (22, 120.0), "8A100.40S.176V": (176, 960.0),
