@@ -32,8 +32,8 @@ def refused(page: Page, problems: Problems, status: int) -> Built:
     return render_page(page, "refused.html", status, problems=problems)
 
 
-def market_page(state: AppState, page: Page) -> Built:
-    found = market_view.market(state, page)
+def market_page(state: AppState, page: Page, fast: bool = True) -> Built:
+    found = market_view.market(state, page, fast)
     values = market_view.template_values(state, found)
     return render_page(page, "market.html", 422 if found.problems else 200, **values)
 
