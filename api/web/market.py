@@ -47,6 +47,7 @@ DEFAULT_COLUMNS = (
 )  # fmt: skip
 API_SORTS = frozenset(get_args(OffersParams.model_fields["sort"].annotation))
 DEFAULT_SORT = OffersParams.model_fields["sort"].default
+ROWS = Markup("<!--rows-->")  # where the page's rows go (escaped text can never read so)
 PAGE_ONLY = frozenset({"cur", "cols", "sort", "desc", "mem_gpu", "min_total", "lang"})
 
 
@@ -108,10 +109,10 @@ class Market:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
         return list(zip(*self.columns_cells(), strict=True)) if self.shown else [() for _ in self.rows]
 
-    def rows_html(self) -> str:
-        """The table's body, written a column at a time rather than through the template engine:
-        thousands of rows, each a few formatted cells. Rows written for an earlier view come from
-        the memo; only each row's place in offer-key order (`data-k`) is the view's own."""
+    def rows_html(self) -> bytes:
+        """The table's body, UTF-8, written a column at a time rather than through the template
+        engine: thousands of rows, each a few formatted cells. Rows written for an earlier view come
+        from the memo; only each row's place in offer-key order (`data-k`) is the view's own."""
         keys = [offer_key(row) for row in self.rows]
         if self.memo is None:
             written = self._rows_after_rank(self.rows)
@@ -119,18 +120,18 @@ class Market:
             written, grew = self.memo.written(keys, self.rows, self._rows_after_rank)
             if grew:
                 self.refit()
-        starts = [f'\n<tr data-k="{rank}"' for rank in _key_ranks(keys)]
-        return "".join(chain.from_iterable(zip(starts, written, strict=True)))[1:]
+        starts = [b'\n<tr data-k="%d"' % rank for rank in _key_ranks(keys)]
+        return b"".join(chain.from_iterable(zip(starts, written, strict=True)))[1:]
 
-    def _rows_after_rank(self, rows: list[dict[str, Any]]) -> list[str]:
-        """Each row's `<tr>` from after its `data-k` to its end."""
+    def _rows_after_rank(self, rows: list[dict[str, Any]]) -> list[bytes]:
+        """Each row's `<tr>` from after its `data-k` to its end, UTF-8."""
         heads = [
             f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
             f'data-c="{escape(row.get("currency") or "")}">'
             for row in rows
         ]
         cells = self.columns_cells(html=True, rows=rows)
-        return [head + "".join(row_cells) + "</tr>" for head, *row_cells in zip(heads, *cells, strict=True)]
+        return [(head + "".join(row_cells) + "</tr>").encode() for head, *row_cells in zip(heads, *cells, strict=True)]
 
     def header(self) -> list[dict[str, Any]]:
         words = self.page.words
@@ -292,7 +293,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "pricing_word": lambda value: words.value("pricing", value),
         "currencies": CURRENCIES,
         "header": m.header(),
-        "rows_html": Markup(m.rows_html()),
+        "rows_html": ROWS,
         "pager": pager,
         "csv_href": f"/market.csv{query}",
         "md_href": f"/market.md{query}",

@@ -24,8 +24,8 @@ class RowMemo:
     """Each offer's written row, by offer key (kept with the JSON row it was written from)."""
 
     def __init__(self) -> None:
-        self._rows: dict[OfferKey, tuple[dict[str, Any], str]] = {}
-        self._bytes = 0
+        self._rows: dict[OfferKey, tuple[dict[str, Any], bytes]] = {}
+        self._bytes = 0  # the rows' bytes
 
     @property
     def cache_size(self) -> int:
@@ -35,8 +35,8 @@ class RowMemo:
         self,
         keys: Sequence[OfferKey],
         rows: Sequence[dict[str, Any]],
-        write: Callable[[list[dict[str, Any]]], list[str]],
-    ) -> tuple[list[str], bool]:
+        write: Callable[[list[dict[str, Any]]], list[bytes]],
+    ) -> tuple[list[bytes], bool]:
         """Each of `rows` (whose offer keys are `keys`) written: `write` writes those not yet kept,
         in one go. True when some were new."""
         kept = list(map(self._rows.get, keys))

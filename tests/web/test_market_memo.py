@@ -52,6 +52,7 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("date", web.digest_day.isoformat())], False),  # another day's market: other rows
         ("en", [], False),  # and today's again
         ("en", [("sort", "nope")], False),  # refused: the page says so, with every row
+        ("en", [("provider", "nowhere")], False),  # refused by the API: no rows at all
     ]
 
 
@@ -62,7 +63,6 @@ def test_the_fast_page_is_the_plain_rendering(state: AppState, web_round: WebRou
         fast, fast_status = market_page(state, page)
         plain, plain_status = market_page(state, page, fast=False)
         assert (fast_status, fast.body) == (plain_status, plain.body), (lang, items)
-        assert fast.body.count(b"<tr data-k=") > 0, (lang, items)
         kept_rows += fast.body.count(b"<tr data-k=")
     assert kept_rows > 0 and state.cached_bytes() > 0  # the memo is charged to the answer cache
 
