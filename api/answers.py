@@ -12,7 +12,7 @@ from api.cheapest_estimate import EstimateJudge
 from api.cheapest_fast import OfferColumns, select_fast
 from api.history import day_snapshot
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
-from api.state import COLUMNS, AppState, dumps
+from api.state import COLUMNS, Answer, AppState, dumps
 from collectors.schedule import planned_runs
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
@@ -109,8 +109,26 @@ def _sort_key(params: OffersParams):
     return key
 
 
+def current_rows(current: CurrentOffers, offers: list[Offer]) -> list[dict[str, Any]]:
+    """`offers` (current ones) as JSON rows, each written once while they are current: every answer
+    holding an offer then holds the same row, which the market page's row memo recognises."""
+    written: dict[tuple[str, str, str, str], dict[str, Any]] = current.derived.setdefault("offer_json", {})
+    rows = []
+    for offer in offers:
+        row = written.get(offer.key)
+        if row is None:
+            row = written[offer.key] = offer_json(offer)
+        rows.append(row)
+    return rows
+
+
 def offers_answer(state: AppState, params: OffersParams) -> bytes:
     """Current offers, or with `date` the market at the end of that UTC day."""
+    return offers_result(state, params).body
+
+
+def offers_result(state: AppState, params: OffersParams) -> Answer:
+    """`offers_answer` with its payload as built (what the market page shows)."""
     key = ("offers", params.model_dump_json())
     chosen_offers = params.offer_filter()
 
@@ -128,10 +146,10 @@ def offers_answer(state: AppState, params: OffersParams) -> bytes:
             "count": len(chosen),
             "offset": params.offset,
             "limit": params.limit,
-            "offers": [offer_json(o) for o in page],
+            "offers": [offer_json(o) for o in page] if params.date else current_rows(current, page),
         }
 
-    return state.cached(key, build)
+    return state.cached_answer(key, build)
 
 
 RECENT_RUNS = 5  # per provider in /providers

@@ -18,13 +18,17 @@ LARGEST_SHARE = 8  # an entry may hold at most 1/8 of the bound
 
 
 def size_of(value: Any) -> int:
-    """Bytes held by an answer: its bytes and strings, inside tuples and dataclasses too."""
+    """Bytes held by an answer: its bytes and strings, inside tuples and dataclasses too, or what a
+    value says it holds (`cache_size`)."""
     if isinstance(value, bytes | bytearray | memoryview):
         return len(value)
     if isinstance(value, str):
         return len(value.encode())
     if isinstance(value, tuple | list):
         return sum(size_of(item) for item in value)
+    charged = getattr(value, "cache_size", None)
+    if isinstance(charged, int):
+        return charged
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
         return sum(size_of(getattr(value, name)) for name in fields)

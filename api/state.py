@@ -15,6 +15,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,6 +39,24 @@ def now_utc() -> datetime:
 
 def dumps(payload: Any) -> bytes:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A JSON answer as sent (`body`) and as built (`payload`, what parsing `body` gives back), so a
+    page reads the rows its JSON route sends without parsing them again. Charged as its body: the
+    payload's rows are shared with the current offers' JSON rows (api.answers)."""
+
+    body: bytes
+    payload: Any
+
+    @classmethod
+    def of(cls, payload: Any) -> Answer:
+        return cls(dumps(payload), payload)
+
+    @property
+    def cache_size(self) -> int:
+        return len(self.body)
 
 
 class AppState:
@@ -125,7 +144,11 @@ class AppState:
 
     def cached(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], Any]) -> bytes:
         """The JSON bytes answering `key`, built from current offers at most once per data change."""
-        return self.cached_value(key, lambda current: dumps(build(current)))
+        return self.cached_answer(key, build).body
+
+    def cached_answer(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], Any]) -> Answer:
+        """Like `cached`, with the answer as built beside its bytes (JSON-ready values only)."""
+        return self.cached_value(key, lambda current: Answer.of(build(current)))
 
     def cached_value(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], T]) -> T:
         """Like `cached`, for answers that are not JSON (CSV, Parquet, Atom, with their headers)."""
@@ -141,6 +164,12 @@ class AppState:
             if self._current is current:
                 self._answers.put(("answer", key), body)
         return body
+
+    def refit(self, key: tuple[Any, ...], value: Any) -> None:
+        """Charge a kept value again after it grew (a memo filled as views ask), if it is still kept."""
+        with self._lock:
+            if self._answers.get(("answer", key)) is value:
+                self._answers.put(("answer", key), value)
 
     def remember_raw(self, path: str, query: bytes, body: bytes) -> None:
         """Keep a successful answer under the exact request that produced it."""

@@ -8,7 +8,7 @@ rejection's reason (`held_reason`), instead of disappearing as if withdrawn."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -159,6 +159,8 @@ class CurrentOffers:
     offers: list[Offer]
     as_of: datetime | None  # newest observation among them
     valid_until: datetime | None  # when some offer's staleness flips next (cache horizon)
+    # What readers derive from exactly these offers (the API's JSON rows), kept as long as they are current.
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def current_offers(cur: duckdb.DuckDBPyConnection, now: datetime) -> CurrentOffers:

@@ -161,8 +161,8 @@ class Rendered:
     compressed: bytes
 
     @classmethod
-    def of(cls, text: str) -> Rendered:
-        body = text.encode()
+    def of(cls, text: str | bytes) -> Rendered:
+        body = text.encode() if isinstance(text, str) else text
         return cls(body, gzip.compress(body, GZIP_LEVEL, mtime=0))
 
 

@@ -12,20 +12,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
+from itertools import chain
 from typing import Annotated, Any, get_args
 
 from markupsafe import Markup
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from api.answers import offers_answer
+from api.answers import offers_answer, offers_result
 from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
 from api.web.html import Page, query_string
 from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
+from api.web.row_memo import OfferKey, RowMemo, offer_key
 from api.web.table import (
     DERIVED,
     Column,
@@ -36,6 +39,7 @@ from api.web.table import (
     money_label,
 )
 from pricedb.models import Availability, Pricing
+from pricedb.queries import CurrentOffers
 
 DEFAULT_COLUMNS = (
     "provider", "region", "sku", "gpu_model", "gpu_memory_gb", "gpu_count", "pricing", "price",
@@ -43,6 +47,7 @@ DEFAULT_COLUMNS = (
 )  # fmt: skip
 API_SORTS = frozenset(get_args(OffersParams.model_fields["sort"].annotation))
 DEFAULT_SORT = OffersParams.model_fields["sort"].default
+ROWS = Markup("<!--rows-->")  # where the page's rows go (escaped text can never read so)
 PAGE_ONLY = frozenset({"cur", "cols", "sort", "desc", "mem_gpu", "min_total", "lang"})
 
 
@@ -84,17 +89,19 @@ class Market:
     shown: list[Column] = field(default_factory=list)
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
     choices: dict[str, list[str]] = field(default_factory=dict)
+    memo: RowMemo | None = None  # the rows written before for the same columns, currency and language
+    refit: Callable[[], None] = lambda: None  # charge the memo again once it grew
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
         skip = PAGE_ONLY if self.view.sort not in API_SORTS else PAGE_ONLY - {"sort", "desc"}
         return query_string((k, v) for k, v in self.page.items if k not in skip)
 
-    def columns_cells(self, html: bool = False) -> list[list[str]]:
-        """Each shown column's cells, down the rows."""
-        words, link = self.page.words, self.page.offer_link
+    def columns_cells(self, html: bool = False, rows: list[dict[str, Any]] | None = None) -> list[list[str]]:
+        """Each shown column's cells, down the rows (or down `rows`)."""
+        words, link, rows = self.page.words, self.page.offer_link, self.rows if rows is None else rows
         return [
-            column_cells(c, self.rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html)
+            column_cells(c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html)
             for c in self.shown
         ]
 
@@ -102,18 +109,29 @@ class Market:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
         return list(zip(*self.columns_cells(), strict=True)) if self.shown else [() for _ in self.rows]
 
-    def rows_html(self) -> str:
-        """The table's body, written a column at a time rather than through the template engine:
-        thousands of rows, each a few formatted cells."""
-        order = _key_ranks(self.rows)
+    def rows_html(self) -> bytes:
+        """The table's body, UTF-8, written a column at a time rather than through the template
+        engine: thousands of rows, each a few formatted cells. Rows written for an earlier view come
+        from the memo; only each row's place in offer-key order (`data-k`) is the view's own."""
+        keys = [offer_key(row) for row in self.rows]
+        if self.memo is None:
+            written = self._rows_after_rank(self.rows)
+        else:
+            written, grew = self.memo.written(keys, self.rows, self._rows_after_rank)
+            if grew:
+                self.refit()
+        starts = [b'\n<tr data-k="%d"' % rank for rank in _key_ranks(keys)]
+        return b"".join(chain.from_iterable(zip(starts, written, strict=True)))[1:]
+
+    def _rows_after_rank(self, rows: list[dict[str, Any]]) -> list[bytes]:
+        """Each row's `<tr>` from after its `data-k` to its end, UTF-8."""
         heads = [
-            f'<tr data-k="{rank}" data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
+            f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
             f'data-c="{escape(row.get("currency") or "")}">'
-            for rank, row in zip(order, self.rows, strict=True)
+            for row in rows
         ]
-        return "\n".join(
-            head + "".join(cells) + "</tr>" for head, *cells in zip(heads, *self.columns_cells(html=True), strict=True)
-        )
+        cells = self.columns_cells(html=True, rows=rows)
+        return [(head + "".join(row_cells) + "</tr>").encode() for head, *row_cells in zip(heads, *cells, strict=True)]
 
     def header(self) -> list[dict[str, Any]]:
         words = self.page.words
@@ -153,17 +171,13 @@ def _text(value: float | None) -> str:
     return "" if value is None else repr(value)
 
 
-def _key_ranks(rows: list[dict[str, Any]]) -> list[int]:
+def _key_ranks(keys: list[OfferKey]) -> list[int]:
     """Each row's place in offer-key order: the tie-break of every sort, on the page as in `/offers`."""
-    keyed = sorted(range(len(rows)), key=lambda i: _offer_key(rows[i]))
-    ranks = [0] * len(rows)
+    keyed = sorted(range(len(keys)), key=keys.__getitem__)
+    ranks = [0] * len(keys)
     for rank, index in enumerate(keyed):
         ranks[index] = rank
     return ranks
-
-
-def _offer_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
-    return (row["provider"], row["region"], row["sku"], row["pricing"])
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:
@@ -179,14 +193,14 @@ def sort_rows(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str
         missing = value is None
         if isinstance(value, list | dict):
             value = json.dumps(value, ensure_ascii=False)  # as the cell shows it
-        return (missing, 0 if missing else value, _offer_key(row))
+        return (missing, 0 if missing else value, offer_key(row))
 
     return sorted(rows, key=order, reverse=desc)
 
 
-def _choices(state: AppState) -> dict[str, list[str]]:
+def _choices(current: CurrentOffers) -> dict[str, list[str]]:
     """What the filters offer: the values the current offers have (a new card appears by itself)."""
-    offers = state.current().offers
+    offers = current.offers
     default = OffersParams.model_fields["gpu"].get_default(call_default_factory=True)  # () since gpu is a list
     return {
         "gpu": sorted({o.gpu_model for o in offers} | ({default} if isinstance(default, str) and default else set())),
@@ -198,17 +212,21 @@ def _choices(state: AppState) -> dict[str, list[str]]:
     }
 
 
-def market(state: AppState, page: Page) -> Market:
-    """The page's view of `/offers` (may raise ApiError, e.g. for a future `date`)."""
+def market(state: AppState, page: Page, fast: bool = True) -> Market:
+    """The page's view of `/offers` (may raise ApiError, e.g. for a future `date`). Fast, it reads
+    the answer as built and the rows and filter choices kept for the current offers; not `fast`, it
+    parses the answer's bytes and writes everything afresh (the plain rendering, which the tests
+    hold the fast one to)."""
     view, view_problems = parse(MarketView, given(page, MarketView))
     skip = PAGE_ONLY if (view is None or view.sort not in API_SORTS) else PAGE_ONLY - {"sort", "desc"}
     values: dict[str, Any] = dict(given(page, OffersParams, skip))
     values.setdefault("limit", str(state.settings.max_page_limit))
     params, problems = parse(OffersParams, values)
-    found = Market(page, view or MarketView(), params, view_problems + problems, choices=_choices(state))
+    choices = state.cached_value(("market_choices",), _choices) if fast else _choices(state.current())
+    found = Market(page, view or MarketView(), params, view_problems + problems, choices=choices)
     if params is None or view is None:
         return found
-    found.answer = json.loads(offers_answer(state, params))
+    found.answer = offers_result(state, params).payload if fast else json.loads(offers_answer(state, params))
     rows = found.answer["offers"]
     if view.mem_gpu:
         rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]
@@ -227,7 +245,15 @@ def market(state: AppState, page: Page) -> Market:
     found.shown = [c for c in found.columns if c.key in wanted] or [
         c for c in found.columns if c.key in DEFAULT_COLUMNS
     ]
-    found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), state.clock().date())
+    today = state.clock().date()
+    found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), today)
+    if fast:
+        # Rows depend on the data (a day's market is other data), the way they are written, and the
+        # day (the latest rates convert the figures that needed no conversion).
+        written_as = (params.date, view.cur, page.lang, page.lang_given, tuple((c.key, c.kind) for c in found.shown))
+        key = ("market_rows", *written_as, today)
+        memo = found.memo = state.cached_value(key, lambda _: RowMemo())
+        found.refit = lambda: state.refit(key, memo)
     return found
 
 
@@ -267,7 +293,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "pricing_word": lambda value: words.value("pricing", value),
         "currencies": CURRENCIES,
         "header": m.header(),
-        "rows_html": Markup(m.rows_html()),
+        "rows_html": ROWS,
         "pager": pager,
         "csv_href": f"/market.csv{query}",
         "md_href": f"/market.md{query}",

@@ -32,10 +32,14 @@ def refused(page: Page, problems: Problems, status: int) -> Built:
     return render_page(page, "refused.html", status, problems=problems)
 
 
-def market_page(state: AppState, page: Page) -> Built:
-    found = market_view.market(state, page)
+def market_page(state: AppState, page: Page, fast: bool = True) -> Built:
+    """The template around the rows, which are joined as bytes (most of them kept from earlier
+    views): megabytes the template engine and the encoder need not copy."""
+    found = market_view.market(state, page, fast)
     values = market_view.template_values(state, found)
-    return render_page(page, "market.html", 422 if found.problems else 200, **values)
+    before, table, after = render(page, "market.html", **values).partition(market_view.ROWS)
+    body = b"".join((before.encode(), found.rows_html(), after.encode())) if table else before.encode()
+    return Rendered.of(body), 422 if found.problems else 200
 
 
 # What the options table shows in its own columns; every other field of an option is listed under "more".
