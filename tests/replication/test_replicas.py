@@ -42,6 +42,8 @@ from pricedb.version import VERSION
 from tests.conftest import FIXTURES
 from tests.support.seaweedfs import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs
 
+pytestmark = pytest.mark.real_clock_peer  # SeaweedFS keeps the real clock (see pyproject's markers)
+
 ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 2.0  # the bound is one poll + 1 s: a shorter poll leaves too little room on a loaded two-core machine
 STALE_AFTER_S = 6.0
