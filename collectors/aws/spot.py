@@ -163,14 +163,15 @@ async def fetch_region(
     http: Http, region: str, credentials: ReadOnlyCredentials, instance_types: tuple[str, ...] = WHOLE_GPU_TYPES
 ) -> list[RawResponse]:
     """Every page of one region's answers: each batch of instance types, following `nextToken`."""
-    url, start_time = endpoint(region), clock.now()
+    start_time = clock.now()
     pages: list[RawResponse] = []
     for batch in batches(instance_types):
         token: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
             body = request_body(region, start_time, batch, token).encode()
-            raw = await _post(http, url, region, f"spot:{region}:{len(pages) + 1}", body, credentials)
+            label = f"spot:{region}:{len(pages) + 1}"
+            raw = await post_ec2(http, region, credentials, "DescribeSpotPriceHistory", body, label)
             pages.append(raw)
             token = next_token(raw)
             if not token:
@@ -183,13 +184,15 @@ async def fetch_region(
     return pages
 
 
-async def _post(
-    http: Http, url: str, region: str, label: str, body: bytes, credentials: ReadOnlyCredentials
+async def post_ec2(
+    http: Http, region: str, credentials: ReadOnlyCredentials, action: str, body: bytes, label: str
 ) -> RawResponse:
+    """One signed EC2 Query API request (`action` is for the error text): EC2's own error code and
+    message, from a 4xx/5xx or from an error document inside a 200, fail it."""
     try:
         raw = await http.fetch(
             "POST",
-            url,
+            endpoint(region),
             label=label,
             sign=signer(credentials, region),
             content=body,
@@ -199,10 +202,10 @@ async def _post(
         error = ec2_error(exc.body or str(exc))
         if error is None:
             raise
-        raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}") from exc
+        raise FetchError(f"EC2 {action} in {region}: {error[0]}: {error[1]}") from exc
     error = ec2_error(raw.body.decode("utf-8", "replace"))
     if error is not None:
-        raise FetchError(f"EC2 DescribeSpotPriceHistory in {region}: {error[0]}: {error[1]}")
+        raise FetchError(f"EC2 {action} in {region}: {error[0]}: {error[1]}")
     return raw
 
 

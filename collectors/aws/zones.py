@@ -35,7 +35,7 @@ from xml.etree import ElementTree
 
 from botocore.credentials import ReadOnlyCredentials
 
-from collectors.aws.spot import API_VERSION, FORM_CONTENT_TYPE, MAX_PAGES, ec2_error, endpoint, signer
+from collectors.aws.spot import API_VERSION, MAX_PAGES, ec2_error, post_ec2
 from collectors.base import RawResponse
 from collectors.errors import FetchError, ParseError
 from collectors.http import Http
@@ -81,7 +81,7 @@ async def fetch_region(
     http: Http, region: str, credentials: ReadOnlyCredentials, instance_types: Iterable[str]
 ) -> list[InstanceZone]:
     """Every (instance type, zone ID) of `instance_types` offered in `region`, over every page."""
-    raw = await _post(http, region, credentials, ZONES_ACTION, zones_body(region), f"zones:{region}")
+    raw = await post_ec2(http, region, credentials, ZONES_ACTION, zones_body(region).encode(), f"zones:{region}")
     zone_ids = parse_zone_ids(raw, region)
     if not zone_ids:
         return []
@@ -91,7 +91,7 @@ async def fetch_region(
     seen: set[str] = set()
     for number in range(1, MAX_PAGES + 1):
         body = offerings_body(types, zone_ids, token)
-        raw = await _post(http, region, credentials, OFFERINGS_ACTION, body, f"offerings:{region}:{number}")
+        raw = await post_ec2(http, region, credentials, OFFERINGS_ACTION, body.encode(), f"offerings:{region}:{number}")
         page = parse_offerings(raw, region, zone_ids)
         offerings += page.offerings
         token = page.next_token
@@ -101,25 +101,6 @@ async def fetch_region(
             raise FetchError(f"EC2 {OFFERINGS_ACTION} in {region}: nextToken repeats; giving up")
         seen.add(token)
     raise FetchError(f"EC2 {OFFERINGS_ACTION} in {region}: more than {MAX_PAGES} pages")
-
-
-async def _post(
-    http: Http, region: str, credentials: ReadOnlyCredentials, action: str, body: str, label: str
-) -> RawResponse:
-    try:
-        return await http.fetch(
-            "POST",
-            endpoint(region),
-            label=label,
-            sign=signer(credentials, region),
-            content=body.encode(),
-            headers={"Content-Type": FORM_CONTENT_TYPE},
-        )
-    except FetchError as exc:
-        error = ec2_error(exc.body or str(exc))
-        if error is None:
-            raise
-        raise FetchError(f"EC2 {action} in {region}: {error[0]}: {error[1]}") from exc
 
 
 def parse_zone_ids(raw: RawResponse, region: str) -> list[str]:
