@@ -31,8 +31,8 @@ def plain_parquet(rows: list[tuple], path: Path) -> None:
 
 def test_parquet_of_every_recorded_offer_is_the_plain_inserts_file(offline_store: PriceStore, tmp_path: Path) -> None:
     offers = current_offers(offline_store.cursor(), utc_naive(OBSERVED)).offers
-    rows = [sheet.sheet_row(o) for o in offers]
-    assert len(rows) > 500
+    rows = [sheet.sheet_row(o) for o in offers][::3]  # a third: the row-by-row reference costs ~2 ms a row
+    assert len(rows) > 200
     assert any(v is None for row in rows for v in row)  # empty cells go through as well
     price = sheet.SHEET_COLUMNS.index("price")  # a whole price given as int beside floats (a column of both)
     rows[1] = (*rows[1][:price], round(rows[1][price]), *rows[1][price + 1 :])
