@@ -14,8 +14,7 @@ from pricedb.digest import _pricing_rank, build_digest, change_row, day_window, 
 from pricedb.queries import Offer
 from pricedb.snapshot import snapshot_at
 from pricedb.store import PriceStore
-from tests.helpers import seed_fx
-from tests.store.test_snapshot_sql import START, random_runs
+from tests.store.test_snapshot_sql import START, recorded
 
 
 def plain_changes(cur: Any, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any]:
@@ -49,10 +48,7 @@ def plain_changes(cur: Any, day: date, zone: ZoneInfo, now: datetime) -> dict[st
 @pytest.mark.parametrize("seed", range(6))
 def test_the_digest_in_sql_equals_the_plain_one(store: PriceStore, seed: int) -> None:
     rng = random.Random(seed)
-    seed_fx(store, START - timedelta(hours=1))
-    runs = random_runs(rng)
-    for run in runs:
-        store.record_run(run)
+    runs = recorded(store, rng)
     cur = store.cursor()
     compared = 0
     for zone in (ZoneInfo("UTC"), ZoneInfo("Asia/Shanghai")):

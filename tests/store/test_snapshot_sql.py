@@ -60,6 +60,15 @@ def random_runs(rng: random.Random) -> list[RunRecord]:
     return runs
 
 
+def recorded(store: PriceStore, rng: random.Random) -> list[RunRecord]:
+    """Random runs, recorded in order."""
+    seed_fx(store, START - timedelta(hours=1))
+    runs = random_runs(rng)
+    for run in runs:
+        store.record_run(run)
+    return runs
+
+
 def replayed(runs: list[RunRecord], cutoff: datetime, judged_at: datetime) -> dict[tuple, tuple]:
     """The plain rule (pricedb.snapshot's docstring), replayed run by run: key → (price, observed_at,
     stale, held reason)."""
@@ -121,10 +130,7 @@ def random_filter(rng: random.Random) -> OfferFilter:
 @pytest.mark.parametrize("seed", range(6))
 def test_snapshots_and_their_pages_match_the_plain_rules(store: PriceStore, seed: int) -> None:
     rng = random.Random(seed)
-    seed_fx(store, START - timedelta(hours=1))
-    runs = random_runs(rng)
-    for run in runs:
-        store.record_run(run)
+    runs = recorded(store, rng)
     cur = store.cursor()
     last = runs[-1].finished_at
     cutoffs = [START, *(START + (last - START) * rng.random() for _ in range(5)), last + timedelta(seconds=1)]
