@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from pricedb.clock import iso_utc
-from pricedb.queries import coverage
+from pricedb.queries import Coverage
 from pricedb.redact import redact
 from pricedb.snapshot import MarketSql, market_sql
 from pricedb.store import PriceStore, utc_naive
@@ -58,6 +58,7 @@ class DigestOffer(NamedTuple):
 
 DIGEST_FIELDS = DigestOffer._fields
 _FIELDS = ", ".join(DIGEST_FIELDS)
+_READ = (*(f for f in DIGEST_FIELDS if f != "stale"), "availability")  # stale: judged by market_sql
 
 
 def day_window(day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
@@ -135,8 +136,13 @@ def change_row(old: DigestOffer, new: DigestOffer) -> dict[str, Any]:
 
 
 def _failed_providers(
-    cur: duckdb.DuckDBPyConnection, start: datetime, end: datetime, now: datetime
+    cur: duckdb.DuckDBPyConnection,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    cover: dict[tuple[str, str], Coverage],
 ) -> list[dict[str, Any]]:
+    """`cover`: the coverage by the runs finished before `end`."""
     runs = cur.execute(
         """
         SELECT provider,
@@ -150,7 +156,7 @@ def _failed_providers(
         [start, end],
     ).fetchall()
     stale: dict[str, list[str]] = {}
-    for (provider, pricing), entry in coverage(cur, before=end).items():
+    for (provider, pricing), entry in cover.items():
         if entry.is_stale(min(end, now)):
             stale.setdefault(provider, []).append(pricing)
     rows = []
@@ -212,7 +218,7 @@ def summary_line(digest: dict[str, Any]) -> str:
 def build_digest(cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any]:
     """The digest of `day` against the day before, as of `now` (naive UTC)."""
     start, end = day_window(day, zone)
-    before, after = market_sql(cur, start, now), market_sql(cur, end, now)
+    before, after = market_sql(cur, start, now, _READ), market_sql(cur, end, now, _READ)
     # The two days compared in the database: only the offers that differ become Python objects.
     differing = cur.execute(
         f"""
@@ -239,7 +245,7 @@ def build_digest(cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now:
         "changes": changes,
         "new": [offer_row(new[key]) for key in sorted(new.keys() - old.keys())],
         "withdrawn": [offer_row(old[key]) for key in sorted(old.keys() - new.keys())],
-        "failed_providers": _failed_providers(cur, start, end, now),
+        "failed_providers": _failed_providers(cur, start, end, now, after.state.coverage),
         "cheapest": _cheapest(cur, after),
     }
     digest["unchanged"] = not (digest["changes"] or digest["new"] or digest["withdrawn"])
