@@ -188,16 +188,13 @@ def _cheapest(cur: duckdb.DuckDBPyConnection, after: MarketSql) -> list[dict[str
     # "A100 40GB" of the whole cards. The lowest ¥/GB·h among fresh, available offers, ties by key.
     rows = cur.execute(
         f"""
-        SELECT {_FIELDS} FROM (
-            SELECT *, row_number() OVER (PARTITION BY gpu_model, gpu_memory_gb, coalesce(gpu_partition, ''), pricing
-                                         ORDER BY cny_per_gb_hour, provider, region, sku, pricing) AS rank
-            FROM {after.sql}
-            WHERE NOT stale AND availability <> 'sold_out' AND cny_per_gb_hour IS NOT NULL
-        ) WHERE rank = 1
+        SELECT arg_min(({_FIELDS}), (cny_per_gb_hour, provider, region, sku, pricing)) FROM {after.sql}
+        WHERE NOT stale AND availability <> 'sold_out' AND cny_per_gb_hour IS NOT NULL
+        GROUP BY gpu_model, gpu_memory_gb, coalesce(gpu_partition, ''), pricing
         """,
         after.values,
     ).fetchall()
-    best = [DigestOffer(*row) for row in rows]
+    best = [DigestOffer(*row) for (row,) in rows]
     best.sort(key=lambda o: (o.gpu_model, o.gpu_memory_gb, o.gpu_partition or "", _pricing_rank(o.pricing)))
     return [offer_row(offer) for offer in best]
 
