@@ -75,8 +75,10 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
 
     def at(moment: datetime) -> str:
         text = moments.get(moment)
-        if text is None:
-            text = moments[moment] = iso_utc(moment)
+        if text is None:  # iso_utc's text for the naive UTC moments stored, in one call instead of two
+            text = moments[moment] = (
+                moment.isoformat(timespec="seconds") + "Z" if moment.tzinfo is None else iso_utc(moment)
+            )
         return text
 
     head = {

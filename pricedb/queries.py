@@ -129,11 +129,6 @@ def run_state(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) ->
     return RunState(cover, {pair: last[1] for pair, (last, _) in newest_ok.items()})
 
 
-def coverage(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> dict[tuple[str, str], Coverage]:
-    """Coverage per (provider, pricing) from the runs finished before `before` (default: all runs)."""
-    return run_state(cur, before).coverage
-
-
 @dataclass(frozen=True, slots=True)
 class HeldOffer:
     observation_id: int  # the last good observation, still shown
@@ -155,12 +150,6 @@ def held_by(cur: duckdb.DuckDBPyConnection, state: RunState) -> dict[tuple[str, 
         for run_id, observation_id, provider, region, sku, pricing, reason in rows
         if state.newest_ok.get((provider, pricing)) == run_id
     }
-
-
-def held_offers(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> dict[tuple[str, str, str, str], str]:
-    """The offers held at their last good observation as of `before` (default: now), with the reason
-    their newest quote was rejected: those the newest successful run of their (provider, pricing) held."""
-    return {key: held.reason for key, held in held_by(cur, run_state(cur, before)).items()}
 
 
 def offer_from_row(row: tuple[Any, ...], stale: bool, held_reason: str | None = None) -> Offer:
