@@ -4,7 +4,9 @@ replay transport, or to a local replay server on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
+import pickle
 import shutil
 import socket
 import time
@@ -111,13 +113,54 @@ def make_settings(folder: Path, **overrides: object) -> Settings:
     )
 
 
+_CLOCK_ORIGIN = "TESTS_CLOCK_ORIGIN_MONOTONIC"
+
+# The files that take longest, longest first, from `--durations` summed per file (a file's share of
+# its session fixtures included). With `--dist loadfile --no-loadscope-reorder` (pyproject) each
+# worker takes the next file of this order when it runs low, so a long file never starts last and
+# runs on alone while the other worker idles. Files not named here follow in collection order.
+LONGEST_FIRST = (
+    "tests/replication/test_replicas.py",
+    "tests/fault_matrix/test_storage.py",
+    "tests/web/test_browser.py",
+    "tests/fault_matrix/test_api.py",
+    "tests/end_to_end/test_wheel_install.py",
+    "tests/api/test_cheapest_by_model.py",
+    "tests/formats/test_skypilot_readback.py",
+    "tests/end_to_end/test_offline_round_to_api_and_cli.py",
+    "tests/formats/test_price_sheet.py",
+    "tests/fault_matrix/test_collectors.py",
+    "tests/replication/test_snapshots.py",
+    "tests/end_to_end/test_lambda_runpod_verda.py",
+    "tests/end_to_end/test_e2e_networks_and_manual_sheet.py",
+    "tests/api/test_history_and_snapshots.py",
+    "tests/end_to_end/test_tencent_signed_live.py",
+    "tests/api/test_cheapest_fast.py",
+    "tests/web/test_pages.py",
+    "tests/end_to_end/test_gcp_and_oci.py",
+    "tests/end_to_end/test_aliyun_signed_live.py",
+    "tests/collectors/test_runner.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault(_CLOCK_ORIGIN, repr(time.monotonic()))  # xdist workers inherit it
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: files stay whole
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _clock_starts_at_observed() -> Iterator[None]:
     """The suite's "now" (pricedb.clock) starts at OBSERVED, just after every fixture was recorded,
     and runs on with the monotonic clock. No test sees the system calendar, so the suite answers the
     same on any date; the year-ahead run (.ci/run) then shows that nothing reads the system clock
-    behind pricedb.clock's back. `frozen_clock` stops it at OBSERVED for one test."""
-    start = time.monotonic()
+    behind pricedb.clock's back. `frozen_clock` stops it at OBSERVED for one test. Every xdist
+    worker counts from the same moment (`pytest_configure`; the monotonic clock is the machine's),
+    so a database one worker wrote (`offline_round`) is never in another one's future."""
+    start = float(os.environ.get(_CLOCK_ORIGIN, time.monotonic()))
     previous = clock.set_clock(lambda: OBSERVED + timedelta(seconds=time.monotonic() - start))
     yield
     clock.set_clock(previous)
@@ -144,17 +187,37 @@ class OfflineRound:
     summaries: list[RunSummary]
 
 
-@pytest.fixture(scope="session")
-def offline_round(tmp_path_factory: pytest.TempPathFactory) -> OfflineRound:
+def _collect_offline_round(folder: Path) -> list[RunSummary]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         _isolate(monkeypatch)
-        offline = make_settings(tmp_path_factory.mktemp("offline-round"), offline=True)
+        offline = make_settings(folder, offline=True)
         store = PriceStore(offline)
         try:
-            summaries = asyncio.run(collect(store, offline))
+            return asyncio.run(collect(store, offline))
         finally:
             store.close()
-    return OfflineRound(offline.db, summaries)
+
+
+@pytest.fixture(scope="session")
+def offline_round(tmp_path_factory: pytest.TempPathFactory) -> OfflineRound:
+    """Collected once per test session: under xdist the first worker that needs it collects it into
+    the session's shared temporary folder while the others wait on a lock, then all read that file
+    (tests copy it: `offline_store`)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # pytest-N/ holds popen-gw*/
+    folder = shared / "offline-round"
+    with (shared / "offline-round.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            done = folder / "summaries.pickle"
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)  # a worker that died half-way
+                folder.mkdir()
+                summaries = _collect_offline_round(folder)
+                done.write_bytes(pickle.dumps(summaries))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return OfflineRound(make_settings(folder).db, pickle.loads(done.read_bytes()))
 
 
 @pytest.fixture
@@ -166,8 +229,20 @@ def offline_store(offline_round: OfflineRound, settings: Settings):
     price_store.close()
 
 
+@pytest.fixture(scope="session")
+def _migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty database with every migration applied, made once: `store` starts from a copy of it
+    (copying the file costs less than half of migrating a new one, and `store` runs hundreds of times)."""
+    empty = make_settings(tmp_path_factory.mktemp("migrated"))
+    PriceStore(empty).close()
+    return empty.db
+
+
 @pytest.fixture
-def store(settings: Settings):
+def store(settings: Settings, _migrated_db: Path):
+    if not settings.db.exists():  # a test that prepared its own file keeps it
+        settings.db.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_migrated_db, settings.db)
     price_store = PriceStore(settings)
     yield price_store
     price_store.close()

@@ -116,8 +116,11 @@ def write_parquet(rows: Sequence[Sequence[Any]], path: Path) -> None:
         definition = ", ".join(f'"{c}" {t}' for c, t in zip(SHEET_COLUMNS, _SHEET_TYPES, strict=True))
         conn.execute(f"CREATE TABLE sheet ({definition})")
         if rows:
-            aware = [tuple(_aware(value) for value in row) for row in rows]
-            conn.executemany(f"INSERT INTO sheet VALUES ({', '.join('?' for _ in SHEET_COLUMNS)})", aware)
+            # One statement, a list per column unnested side by side: DuckDB's executemany would run
+            # a statement per row (about 2 ms each).
+            columns = [[_aware(value) for value in column] for column in zip(*rows, strict=True)]
+            unnested = ", ".join(f"unnest(?::{kind}[])" for kind in _SHEET_TYPES)
+            conn.execute(f"INSERT INTO sheet SELECT {unnested}", columns)
         conn.execute(f"COPY sheet TO '{_sql_path(path)}' (FORMAT parquet)")
     finally:
         conn.close()
