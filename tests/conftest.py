@@ -123,6 +123,7 @@ LONGEST_FIRST = (
     "tests/replication/test_replicas.py",
     "tests/fault_matrix/test_storage.py",
     "tests/web/test_browser.py",
+    "tests/store/test_snapshot_sql.py",
     "tests/fault_matrix/test_api.py",
     "tests/end_to_end/test_wheel_install.py",
     "tests/api/test_cheapest_by_model.py",
