@@ -361,8 +361,27 @@ def answer(
     options = []
     for index, (offer, cost) in enumerate(selection.ranked[: query.limit]):
         row = option_json(index + 1, offer, cost)
-        row.update(judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)})
+        row.update(option_extra(offer, query, judge))
         options.append(row)
+    unpriced = [unpriced_json(o) for o in selection.unpriced]
+    return answer_fields(query_echo, as_of, selection, judge, options, unpriced)
+
+
+def option_extra(offer: Offer, query: CheapestQuery, judge: Judge | None) -> dict[str, Any]:
+    """An option's members after option_json's: the estimator's figures, or the notes on a `mem` job."""
+    return judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)}
+
+
+def answer_fields(
+    query_echo: dict[str, object],
+    as_of: datetime | None,
+    selection: Selection,
+    judge: Judge | None,
+    options: list[Any],
+    unpriced: list[Any],
+) -> dict[str, object]:
+    """The answer's members in order, around its `options` and `unpriced` entries (as dicts, or
+    already written: api.cheapest_write). The judge's summary is read after the options were made."""
     summary = judge.summary() if judge is not None else {}
     if judge is not None and judge.needs_card_figures:  # options it could not time or rank, and why
         summary["unranked"] = [unranked_json(o, why) for o, why in selection.unranked]
@@ -375,6 +394,6 @@ def answer(
         # with the estimator, how each configuration was judged and how throughput was estimated.
         "viable_count": selection.viable_count,
         "excluded": selection.excluded,
-        "unpriced": [unpriced_json(o) for o in selection.unpriced],
+        "unpriced": unpriced,
         **summary,
     }

@@ -28,7 +28,7 @@ tests/api/test_cheapest_fast.py must then draw the new parameter in its random q
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from api.cheapest import (
     select,
     whole_periods,
 )
+from api.cheapest_write import OfferPieces
 from pricedb.models import Pricing
 from pricedb.normalize import term_hours_of
 from pricedb.offer_filter import SOLD_OUT, SPOT, OfferFilter
@@ -136,6 +137,10 @@ class OfferColumns:
     rules: list[Rule]  # the distinct billing rules
     rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
     configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
+    pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pieces", OfferPieces(self.offers))
 
     @classmethod
     def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
@@ -219,12 +224,21 @@ class OfferColumns:
         return totals
 
 
+@dataclass(frozen=True)
+class RowSelection(Selection):
+    """A `Selection` made over the columns, with the rows of what it ranked and left unpriced."""
+
+    ranked_rows: list[int]
+    unpriced_rows: list[int]
+
+
 def select_fast(
     columns: OfferColumns, query: CheapestQuery, settings: Settings, judge: Judge | None = None
 ) -> Selection:
-    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit`. A question
-    whose ranking or hours need figures a card may lack (`rank_by=per_mtoken`, an amount of work:
-    each option timed on its own card, some left `unranked`) is given to the reference as it is."""
+    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit` (a
+    `RowSelection`). A question whose ranking or hours need figures a card may lack
+    (`rank_by=per_mtoken`, an amount of work: each option timed on its own card, some left
+    `unranked`) is given to the reference as it is."""
     if judge is not None and judge.needs_card_figures:
         return select(columns.offers, query, settings, judge)
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
@@ -244,14 +258,23 @@ def select_fast(
             left_out |= hit
     rows = rows[~left_out]
     priced = columns.priced[rows]
-    unpriced = [columns.offers[i] for i in np.sort(rows[~priced])]  # in the offers' order, as the reference
+    unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
     rows = rows[priced]
-    return Selection(_top(columns, rows, query, settings, judge), unpriced, excluded, [], len(rows))
+    top = _top(columns, rows, query, settings, judge)
+    return RowSelection(
+        ranked=[(offer, cost) for _, offer, cost in top],
+        unpriced=[columns.offers[i] for i in unpriced],
+        excluded=excluded,
+        unranked=[],
+        viable_count=len(rows),
+        ranked_rows=[row for row, _, _ in top],
+        unpriced_rows=unpriced,
+    )
 
 
 def _top(
     columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
-) -> list[tuple[Offer, JobCost]]:
+) -> list[tuple[int, Offer, JobCost]]:
     """The first `limit` of `rows` in the reference's order: rows whose first ranking figure is
     beyond the `limit`-th smallest have at least `limit` rows before them, so only the others are
     priced and sorted, with the reference's own cost and key."""
@@ -263,11 +286,11 @@ def _top(
         figure = columns.totals(rows, query.hours, settings)  # the first element of every ranking key here
         threshold = np.partition(figure, limit - 1)[limit - 1]
         rows = rows[figure <= threshold]
-    pairs = []
-    for row in rows:
+    found = []
+    for row in rows.tolist():
         offer = columns.offers[row]
         cost = job_cost(offer, query.hours, settings)
         assert cost is not None  # priced rows only
-        pairs.append((offer, cost))
-    pairs.sort(key=lambda pair: judge.rank_key(*pair) if judge is not None else by_total(*pair))
-    return pairs[:limit]
+        found.append((row, offer, cost))
+    found.sort(key=lambda one: judge.rank_key(one[1], one[2]) if judge is not None else by_total(one[1], one[2]))
+    return found[:limit]

@@ -13,10 +13,9 @@ from datetime import date, datetime
 import pytest
 from pydantic import ValidationError
 
-from api.answers import cheapest_body
+from api.answers import cheapest_json
 from api.cheapest_fast import OfferColumns
 from api.query import CheapestParams
-from api.state import dumps
 from pricedb.models import Availability, PriceStep, Pricing, Unit
 from pricedb.queries import CurrentOffers, Offer
 from pricedb.settings import Settings
@@ -143,8 +142,8 @@ def test_fast_path_answers_as_the_reference(seed: int) -> None:
             params = CheapestParams.model_validate(random_question(rng))
         except ValidationError:  # a combination the parameters refuse (a 422): draw another
             continue
-        reference = dumps(cheapest_body(params, current, SETTINGS, None))
-        fast = dumps(cheapest_body(params, current, SETTINGS, columns))
+        reference = cheapest_json(params, current, SETTINGS, None)
+        fast = cheapest_json(params, current, SETTINGS, columns)
         assert fast == reference, params
         asked += 1
         shown += reference.count(b'"rank":')
