@@ -32,8 +32,8 @@ _CONSTANTS: dict[Any, bytes] = {None: b"null", True: b"true", False: b"false"}
 
 
 def value_json(value: Any) -> bytes:
-    """`value` as `dumps` writes it: numbers, text, None, booleans, and lists and objects of them
-    directly (what options hold), anything else (a subclass, NaN) through `dumps` itself."""
+    """`value` as `dumps` writes it: numbers, text, None, booleans and `[]` directly (most of what
+    options hold), anything else (lists, objects, a subclass, NaN) through `dumps` itself."""
     kind = type(value)
     if kind is float and math.isfinite(value):
         return float.__repr__(value).encode()
@@ -43,10 +43,8 @@ def value_json(value: Any) -> bytes:
         return int.__repr__(value).encode()
     if value is None or kind is bool:
         return _CONSTANTS[value]
-    if kind is list:
-        return b"[" + b",".join([value_json(item) for item in value]) + b"]"
-    if kind is dict and all(type(key) is str for key in value):
-        return b"{" + members(value) + b"}"
+    if kind is list and not value:
+        return b"[]"
     return dumps(value)
 
 

@@ -78,20 +78,22 @@ def _comma_list(item: type, parse: Callable[[Any], list[Any]], document: WithJso
 
 
 Pricings = _comma_list(Pricing, parse_pricings, qs.choice_list([p.value for p in Pricing], "pricing models"))
-Providers = _comma_list(
-    str,
-    lambda text: parse_choices(text, known_providers(), "provider"),
-    qs.choice_list(known_providers(), "providers"),
-)
+
+
+def parse_providers(text: Any) -> list[str]:
+    return parse_choices(text, known_providers(), "provider")
+
+
+def parse_gpus(text: Any) -> list[str]:
+    return parse_choices(text, MODEL_FACTS, "gpu")
+
+
+Providers = _comma_list(str, parse_providers, qs.choice_list(known_providers(), "providers"))
 Regions = _comma_list(str, parse_regions, qs.region_list(REGION.pattern.strip("^$")))
 Skus = _comma_list(str, split_list, qs.schema({"type": "string"}, "comma list of instance types / SKUs"))
 
 
-def _gpus(text: Any) -> list[str]:
-    return parse_choices(text, MODEL_FACTS, "gpu")
-
-
-Gpus = _comma_list(str, _gpus, qs.choice_list(MODEL_FACTS, "GPU models (pricedb/cards.py)"))
+Gpus = _comma_list(str, parse_gpus, qs.choice_list(MODEL_FACTS, "GPU models (pricedb/cards.py)"))
 Flag = Annotated[bool, BeforeValidator(lambda text: parse_bool(text, default=False)), qs.FLAG]
 OptionsLimit = Annotated[int, *limit_parameter("max_limit")]
 PageLimit = Annotated[int, *limit_parameter("max_page_limit")]
@@ -222,7 +224,7 @@ class EstimatorFields(BaseModel):
 
 BorderlineCards = _comma_list(
     str,
-    lambda text: parse_choices(text, MODEL_FACTS, "gpu"),
+    parse_gpus,
     qs.choice_list(
         MODEL_FACTS, "GPU models whose sizes borderline is judged against", "empty: the A100's 40 and 80 GiB"
     ),
