@@ -8,7 +8,7 @@ from typing import Any
 
 from api import cheapest
 from api.cheapest import CheapestQuery, iso
-from api.cheapest_estimate import EstimateJudge
+from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
 from api.cheapest_write import written_answer
 from api.history import day_snapshot
@@ -40,8 +40,10 @@ def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> d
 def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
     if params.estimate is None:
         return None
+    memo = params.shared.setdefault(("judge", settings.gpu_memory_headroom, settings.training_mfu), JudgeMemo())
     return EstimateJudge(
         params.estimate,
+        memo=memo,
         headroom=settings.gpu_memory_headroom,
         single_gpu=params.single_gpu,
         gpus=params.estimate.gpus if "gpus" in params.estimator_values() else None,

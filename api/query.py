@@ -288,6 +288,14 @@ class CheapestParams(OfferFilters, EstimatorFields):
     rank_by: Literal["total", "per_mtoken", "job_total"] = "total"
     limit: OptionsLimit = 10
 
+    # What answers work out from the question without its hours, shared by its copies with other
+    # hours (api.query_fast): the estimator judge's memo (api.answers).
+    _shared: dict[Any, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def shared(self) -> dict[Any, Any]:
+        return self._shared
+
     @model_validator(mode="after")
     def _mem_or_estimate(self) -> CheapestParams:
         given = self.estimator_values()

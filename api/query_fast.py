@@ -13,10 +13,15 @@ tests/api/test_query_fast.py holds both readings equal on many random query stri
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from pydantic import ValidationError
+
+from api.limits import limits_of
 from api.parsing import parse_bool, parse_hours, parse_mem_gb, parse_pricings, parse_regions
 from api.query import CheapestParams, parse_gpus, parse_providers
 from pricedb.settings import Settings
@@ -74,3 +79,40 @@ def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | No
     except ValueError:
         return None
     return CheapestParams.model_construct(set(values), **{**DEFAULTS, **values})
+
+
+REUSED = 512  # questions (without their hours) whose parameters are kept, least recently asked first out
+_reused: OrderedDict[tuple[Any, ...], CheapestParams] = OrderedDict()
+_reused_lock = threading.Lock()
+
+
+def reused_params(query_string: bytes, settings: Settings) -> CheapestParams | None:
+    """The `CheapestParams` of a question asked before with other `hours` (or none), copied with this
+    question's hours: validating a question by model and workload runs the estimator, and its copies
+    share what the answers work out from it (`CheapestParams.shared`: the judge's memo). None for a
+    question about an amount of work (hours are refused there), a refused one, or hours the parser
+    refuses: the model then reads it as usual."""
+    given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
+    hours_text = given.pop("hours", None)
+    try:
+        hours = None if hours_text is None else parse_hours(hours_text)
+    except ValueError:
+        return None
+    key = (settings.max_limit, *sorted(given.items()))
+    with _reused_lock:
+        found = _reused.get(key)
+        if found is not None:
+            _reused.move_to_end(key)
+    if found is None:
+        try:
+            with limits_of(settings):
+                found = CheapestParams.model_validate(given)
+        except ValidationError:
+            return None
+        if found.work is not None:
+            return None
+        with _reused_lock:
+            _reused[key] = found
+            while len(_reused) > REUSED:
+                _reused.popitem(last=False)
+    return found if hours is None else found.model_copy(update={"hours": hours})
