@@ -105,6 +105,18 @@ def whole_periods(hours: float, period: float) -> int:
     return math.ceil(round(hours / period, 9))
 
 
+def price_segments(offer: Offer, settings: Settings) -> list[tuple[float, float]]:
+    """Stepped hourly prices as (from hour, CNY per hour), in order: the first segment at the base
+    price, later ones at their step price."""
+    assert offer.cny_per_hour is not None and offer.fx_rate is not None
+    per_hour = hours_per_unit(Unit(offer.unit), offer.term_hours, settings)
+    segments = [(0.0, offer.cny_per_hour)] + [
+        (step.after_hours, step.price * offer.fx_rate / per_hour) for step in offer.price_steps
+    ]
+    segments.sort()
+    return segments
+
+
 def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     """What `hours` of wall-clock time costs on `offer`, in CNY; None without a CNY price."""
     if offer.cny_per_hour is None or offer.fx_rate is None:
@@ -124,12 +136,7 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     billed = billed_hours_for(offer, hours)
     if not offer.price_steps:
         return JobCost(billed, offer.cny_per_hour * billed, f"{billed:g} h × ¥{offer.cny_per_hour:.4f}/h")
-    # Stepped hourly prices: the first segment at the base price, later ones at their step price.
-    per_hour = hours_per_unit(Unit(offer.unit), offer.term_hours, settings)
-    segments = [(0.0, offer.cny_per_hour)] + [
-        (step.after_hours, step.price * offer.fx_rate / per_hour) for step in offer.price_steps
-    ]
-    segments.sort()
+    segments = price_segments(offer, settings)
     total, parts = 0.0, []
     for index, (start, rate) in enumerate(segments):
         end = segments[index + 1][0] if index + 1 < len(segments) else math.inf
