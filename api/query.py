@@ -30,7 +30,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from api import query_schema as qs
 from api.cheapest import CheapestQuery, JobWork
-from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
+from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload
+from api.estimator.estimate import cached_estimate
 from api.estimator.models import (
     _ALIASES,
     MAX_BATCH,
@@ -65,6 +66,7 @@ from collectors.registry import COLLECTORS
 from pricedb.cards import MODEL_FACTS
 from pricedb.models import Pricing
 from pricedb.offer_filter import OfferFilter
+from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 
 def known_providers() -> list[str]:
@@ -206,7 +208,8 @@ class EstimatorFields(BaseModel):
         """The estimate, with `borderline` judged against the sizes of `gpu_models` (none: the A100's)."""
         values = self.estimator_values()
         try:
-            result = estimate(EstimateQuery(**values), gpu_models=gpu_models)
+            # Shared from the estimator's cache, read only (estimate() would hand out a deep copy).
+            result = cached_estimate(EstimateQuery(**values), DEFAULT_GPU_MEMORY_HEADROOM, gpu_models)
         except ValidationError as exc:
             raise _invalid(
                 [(str(e["loc"][-1]), str(e["msg"]).removeprefix("Value error, "), e["input"]) for e in exc.errors()]
