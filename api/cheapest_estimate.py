@@ -118,12 +118,13 @@ class EstimateJudge:
     def throughput(self, offer: Offer) -> Throughput | None:
         """Decoding speed on this offer's cards at their own bandwidth, once per distinct card and GPU
         count (ranking asks per offer); None for a card the table has no bandwidth for."""
-        key = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect, offer.gpu_model)
+        card = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect, offer.gpu_model)
+        key = (*card, offer.gpu_fraction is not None)  # a slice of a GPU has no bandwidth of its own (card_of)
         throughputs = self.memo.throughputs
         if key not in throughputs:
             bandwidth = bandwidth_of(offer)
             throughputs[key] = (
-                None if bandwidth is None else _throughput(self.estimate.query, *key, bandwidth_gb_s=bandwidth)
+                None if bandwidth is None else _throughput(self.estimate.query, *card, bandwidth_gb_s=bandwidth)
             )
         return throughputs[key]
 
