@@ -11,7 +11,7 @@ from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
 from api.cheapest_write import written_answer
-from api.history import day_snapshot
+from api.history import day_snapshot_page
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
 from collectors.schedule import planned_runs
@@ -149,20 +149,25 @@ def offers_result(state: AppState, params: OffersParams) -> Answer:
     chosen_offers = params.offer_filter()
 
     def build(current: CurrentOffers) -> dict[str, Any]:
-        offers, as_of, dated = current.offers, current.as_of, {}
-        if params.date:
-            snapshot = day_snapshot(state, params.date)
-            offers, as_of, dated = snapshot.offers, snapshot.as_of, {"date": params.date.isoformat()}
-        kept = [o for o in offers if matches(o, chosen_offers)]
+        if params.date:  # only the page is read from the past: filtered, sorted and counted in the database
+            found = day_snapshot_page(state, params.date, params)
+            return {
+                "date": params.date.isoformat(),
+                "as_of": iso(found.as_of),
+                "count": found.count,
+                "offset": params.offset,
+                "limit": params.limit,
+                "offers": [offer_json(o) for o in found.offers],
+            }
+        kept = [o for o in current.offers if matches(o, chosen_offers)]
         chosen = sorted(kept, key=_sort_key(params), reverse=params.desc)
         page = chosen[params.offset : params.offset + params.limit]
         return {
-            **dated,
-            "as_of": iso(as_of),
+            "as_of": iso(current.as_of),
             "count": len(chosen),
             "offset": params.offset,
             "limit": params.limit,
-            "offers": [offer_json(o) for o in page] if params.date else current_rows(current, page),
+            "offers": current_rows(current, page),
         }
 
     return state.cached_answer(key, build)

@@ -24,6 +24,7 @@ References in the same run:
   `storage.load`), in memory in this process, no HTTP, on the same questions.
 
     python benchmarks/every_question.py --cache /var/tmp/gpuprice-bench [--seconds 8] [--skip-history]
+    python benchmarks/every_question.py --cache /var/tmp/gpuprice-bench --history-only  # 50,000 and 2,000 offers, 10M
 
 gpuhunt is a test dependency of gpuprice (`pip install -e '.[test]'`); numpy comes with gpuprice.
 """
@@ -43,6 +44,7 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -431,31 +433,74 @@ def measure(server: Server, offers: int, seconds: int, folder: Path, memory: boo
                peak <= 400)  # fmt: skip
 
 
-def history_on(server: Server, built_at: datetime, repeat: int) -> None:
+def history_on(server: Server, built_at: datetime, repeat: int, scale: str) -> None:
     import httpx
 
-    first = (built_at - SIX_MONTHS).date()
-    days = [first + timedelta(days=20 + 5 * k) for k in range(repeat)]
     with httpx.Client(base_url=server.base, timeout=300) as client:
         trivial = median_ms(client, [TRIVIAL] * 50)
         keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
-        chosen = keys[:: max(1, len(keys) // repeat)][:repeat]
-        one = [httpx.URL("/offers/history", params={"provider": o["provider"], "region": o["region"], "sku": o["sku"],
-                                                    "pricing": o["pricing"], "since": str(first),
-                                                    "until": str(built_at.date())}) for o in chosen]  # fmt: skip
-        offer_ms = median_ms(client, one)
-        points = len(client.get(one[0]).json()["series"][0]["points"])
-        snapshot_ms = median_ms(client, [f"/offers?date={d}" for d in days])
-        digest_ms = median_ms(client, [f"/digest?date={d}" for d in days])
+        questions = history_questions(keys, built_at, repeat)
+        offer_ms = median_ms(client, questions["offer"])
+        points = len(client.get(questions["offer"][0]).json()["series"][0]["points"])
+        snapshot_ms = median_ms(client, questions["snapshot"])
+        digest_ms = median_ms(client, questions["digest"])
         rss, peak = server.memory_mb()
-    print(f"\nhistory over HTTP, median of {repeat} new questions each (trivial endpoint: {trivial:.2f} ms)")
-    report(f"one offer's six months ({points} points) ≤ 5 ms", offer_ms, "ms", f"trivial {trivial:.2f} ms",
+    print(f"\nhistory over HTTP at {scale}, median of {repeat} new questions each (trivial endpoint: {trivial:.2f} ms)")
+    report(f"one offer's six months ({points} points, {scale}) ≤ 5 ms", offer_ms, "ms", f"trivial {trivial:.2f} ms",
            offer_ms / trivial, offer_ms <= 5)  # fmt: skip
-    report("a day's snapshot /offers?date= ≤ 20 ms", snapshot_ms, "ms", f"trivial {trivial:.2f} ms",
+    report(f"a day's snapshot /offers?date= ({scale}) ≤ 20 ms", snapshot_ms, "ms", f"trivial {trivial:.2f} ms",
            snapshot_ms / trivial, snapshot_ms <= 20)  # fmt: skip
-    report("a digest built on demand ≤ 50 ms", digest_ms, "ms", f"trivial {trivial:.2f} ms", digest_ms / trivial,
-           digest_ms <= 50)  # fmt: skip
+    report(f"a digest built on demand ({scale}) ≤ 50 ms", digest_ms, "ms", f"trivial {trivial:.2f} ms",
+           digest_ms / trivial, digest_ms <= 50)  # fmt: skip
     report("memory after history questions ≤ 400 MB", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, peak <= 400)
+
+
+def history_questions(keys: list[dict], built_at: datetime, repeat: int) -> dict[str, list[str]]:
+    """The history questions of one run: `repeat` named offers' six months, days' snapshots and digests."""
+    first = (built_at - SIX_MONTHS).date()
+    days = [first + timedelta(days=20 + 5 * k) for k in range(repeat)]
+    chosen = keys[:: max(1, len(keys) // repeat)][:repeat]
+    one = [
+        "/offers/history?" + urlencode({"provider": o["provider"], "region": o["region"], "sku": o["sku"],
+                                        "pricing": o["pricing"], "since": str(first), "until": str(built_at.date())})
+        for o in chosen
+    ]  # fmt: skip
+    return {
+        "offer": one,
+        "snapshot": [f"/offers?date={d}" for d in days],
+        "digest": [f"/digest?date={d}" for d in days],
+    }
+
+
+def history_cpu(db: Path, built_at: datetime, repeat: int, scale: str) -> None:
+    """The same history questions in this process, through the app without a socket: CPU time per
+    answer (`time.process_time`, every thread of the process), which a loaded machine disturbs less
+    than wall time. Run it from a checkout of an older commit for the before figures."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from pricedb import clock
+    from pricedb.settings import Settings
+
+    moment = (built_at + timedelta(minutes=10)).replace(tzinfo=UTC)
+    clock.set_clock(lambda: moment)
+    with TestClient(create_app(Settings(db=db, digest_time_zone="UTC"), schedule=False)) as client:
+        keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
+        questions = history_questions(keys, built_at, repeat)
+        cpu: dict[str, float] = {}
+        for kind, urls in questions.items():
+            timings = []
+            for url in urls:
+                start = time.process_time()
+                response = client.get(url)
+                spent = (time.process_time() - start) * 1000
+                timings.append(spent if response.status_code == 200 else math.inf)  # 503: over the budget
+                if response.status_code != 200:
+                    print(f"  {response.status_code} after {spent:,.0f} ms CPU: {url}", flush=True)
+            cpu[kind] = statistics.median(timings)
+    print(f"\nhistory in process at {scale}: CPU ms per answer, median of {repeat} new questions each")
+    for kind, limit in (("offer", 5), ("snapshot", 20), ("digest", 50)):
+        report(f"{kind} CPU in process ({scale}) ≤ {limit} ms", cpu[kind], "ms CPU", "—", None, cpu[kind] <= limit)
 
 
 def main() -> None:
@@ -467,6 +512,16 @@ def main() -> None:
     parser.add_argument("--observations", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=9, help="history questions per kind")
     parser.add_argument("--skip-history", action="store_true")
+    parser.add_argument(
+        "--history-only",
+        action="store_true",
+        help="only the history targets: at --offers and at --small offers, each with --observations",
+    )
+    parser.add_argument(
+        "--history-cpu",
+        action="store_true",
+        help="with --history-only: CPU per answer in this process instead of over HTTP",
+    )
     parser.add_argument("--serve", nargs=3, metavar=("DB", "PORT", "NOW"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -477,6 +532,20 @@ def main() -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is needed: apt-get install -y wrk")
     args.cache.mkdir(parents=True, exist_ok=True)
+    if args.history_only:
+        for offers in (args.offers, args.small):
+            db, built_at = database(args.cache, offers, args.observations)
+            scale = f"{offers:,} offers, {args.observations:,} observations"
+            if args.history_cpu:
+                history_cpu(db, built_at, args.repeat, scale)
+                continue
+            server = Server(db, built_at)
+            try:
+                history_on(server, built_at, args.repeat, scale)
+            finally:
+                server.stop()
+        print_rows()
+        return
     small, small_at = database(args.cache, args.small, 1_000_000)
     big, big_at = database(args.cache, args.offers, args.observations)
     with tempfile.TemporaryDirectory() as folder:
@@ -484,9 +553,13 @@ def main() -> None:
         server = cheapest_at(big, big_at, args.offers, args.seconds, Path(folder), memory=True)
         try:
             if not args.skip_history:
-                history_on(server, big_at, args.repeat)
+                history_on(server, big_at, args.repeat, f"{args.offers:,} offers, {args.observations:,} observations")
         finally:
             server.stop()
+    print_rows()
+
+
+def print_rows() -> None:
     print("\ntarget | figure | reference (same run) | ratio | verdict")
     for row in ROWS:
         print(" | ".join(row))

@@ -18,18 +18,47 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 import duckdb
 
 from pricedb.clock import iso_utc
-from pricedb.queries import Offer, coverage
+from pricedb.queries import Coverage
 from pricedb.redact import redact
-from pricedb.snapshot import snapshot_at
+from pricedb.snapshot import MarketSql, market_sql
 from pricedb.store import PriceStore, utc_naive
 
 PRICING_ORDER = ("on_demand", "spot", "monthly", "reserved_1y", "reserved_3y")
+
+
+class DigestOffer(NamedTuple):
+    """What a digest shows of an offer (the columns of `offer_row` and `change_row`)."""
+
+    provider: str
+    region: str
+    sku: str
+    pricing: str
+    gpu_model: str
+    gpu_memory_gb: float
+    gpu_count: int
+    gpu_partition: str | None
+    price: float
+    currency: str
+    unit: str
+    cny_per_hour: float | None
+    cny_per_gb_hour: float | None
+    observed_at: datetime
+    stale: bool
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.provider, self.region, self.sku, self.pricing)
+
+
+DIGEST_FIELDS = DigestOffer._fields
+_FIELDS = ", ".join(DIGEST_FIELDS)
+_READ = (*(f for f in DIGEST_FIELDS if f != "stale"), "availability")  # stale: judged by market_sql
 
 
 def day_window(day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
@@ -55,7 +84,7 @@ def _diff(old: float | None, new: float | None) -> float | None:
     return None if old is None or new is None else round(new - old, 6)
 
 
-def offer_row(offer: Offer) -> dict[str, Any]:
+def offer_row(offer: DigestOffer) -> dict[str, Any]:
     return {
         "provider": offer.provider,
         "region": offer.region,
@@ -75,7 +104,7 @@ def offer_row(offer: Offer) -> dict[str, Any]:
     }
 
 
-def change_row(old: Offer, new: Offer) -> dict[str, Any]:
+def change_row(old: DigestOffer, new: DigestOffer) -> dict[str, Any]:
     same_terms = (old.currency, old.unit) == (new.currency, new.unit)
     per_gb_pct = _pct(old.cny_per_gb_hour, new.cny_per_gb_hour)
     row = {
@@ -107,8 +136,13 @@ def change_row(old: Offer, new: Offer) -> dict[str, Any]:
 
 
 def _failed_providers(
-    cur: duckdb.DuckDBPyConnection, start: datetime, end: datetime, now: datetime
+    cur: duckdb.DuckDBPyConnection,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    cover: dict[tuple[str, str], Coverage],
 ) -> list[dict[str, Any]]:
+    """`cover`: the coverage by the runs finished before `end`."""
     runs = cur.execute(
         """
         SELECT provider,
@@ -122,7 +156,7 @@ def _failed_providers(
         [start, end],
     ).fetchall()
     stale: dict[str, list[str]] = {}
-    for (provider, pricing), entry in coverage(cur, before=end).items():
+    for (provider, pricing), entry in cover.items():
         if entry.is_stale(min(end, now)):
             stale.setdefault(provider, []).append(pricing)
     rows = []
@@ -149,19 +183,20 @@ def _pricing_rank(pricing: str) -> int:
     return PRICING_ORDER.index(pricing) if pricing in PRICING_ORDER else len(PRICING_ORDER)
 
 
-def _cheapest(offers: list[Offer]) -> list[dict[str, Any]]:
+def _cheapest(cur: duckdb.DuckDBPyConnection, after: MarketSql) -> list[dict[str, Any]]:
     # Per card, memory and pricing; a slice of a GPU (MIG 4g.40gb) is its own group, never the cheapest
-    # "A100 40GB" of the whole cards.
-    best: dict[tuple[str, float, str, str], Offer] = {}
-    for offer in offers:
-        if offer.stale or offer.availability == "sold_out" or offer.cny_per_gb_hour is None:
-            continue
-        group = (offer.gpu_model, offer.gpu_memory_gb, offer.gpu_partition or "", offer.pricing)
-        held = best.get(group)
-        if held is None or (offer.cny_per_gb_hour, offer.key) < (held.cny_per_gb_hour or 0.0, held.key):
-            best[group] = offer
-    order = sorted(best, key=lambda g: (g[0], g[1], g[2], _pricing_rank(g[3])))
-    return [offer_row(best[group]) for group in order]
+    # "A100 40GB" of the whole cards. The lowest ¥/GB·h among fresh, available offers, ties by key.
+    rows = cur.execute(
+        f"""
+        SELECT arg_min(({_FIELDS}), (cny_per_gb_hour, provider, region, sku, pricing)) FROM {after.sql}
+        WHERE NOT stale AND availability <> 'sold_out' AND cny_per_gb_hour IS NOT NULL
+        GROUP BY gpu_model, gpu_memory_gb, coalesce(gpu_partition, ''), pricing
+        """,
+        after.values,
+    ).fetchall()
+    best = [DigestOffer(*row) for (row,) in rows]
+    best.sort(key=lambda o: (o.gpu_model, o.gpu_memory_gb, o.gpu_partition or "", _pricing_rank(o.pricing)))
+    return [offer_row(offer) for offer in best]
 
 
 def summary_line(digest: dict[str, Any]) -> str:
@@ -180,15 +215,22 @@ def summary_line(digest: dict[str, Any]) -> str:
 def build_digest(cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any]:
     """The digest of `day` against the day before, as of `now` (naive UTC)."""
     start, end = day_window(day, zone)
-    before = snapshot_at(cur, start, now)
-    after = snapshot_at(cur, end, now)
-    old = {o.key: o for o in before.offers}
-    new = {o.key: o for o in after.offers}
-    changes = [
-        change_row(old[key], new[key])
-        for key in sorted(old.keys() & new.keys())
-        if (old[key].price, old[key].currency, old[key].unit) != (new[key].price, new[key].currency, new[key].unit)
-    ]
+    before, after = market_sql(cur, start, now, _READ), market_sql(cur, end, now, _READ)
+    # The two days compared in the database: only the offers that differ become Python objects.
+    differing = cur.execute(
+        f"""
+        SELECT {", ".join("b." + f for f in DIGEST_FIELDS)}, {", ".join("a." + f for f in DIGEST_FIELDS)}
+        FROM {before.sql} b FULL OUTER JOIN {after.sql} a
+          ON a.provider = b.provider AND a.region = b.region AND a.sku = b.sku AND a.pricing = b.pricing
+        WHERE a.provider IS NULL OR b.provider IS NULL
+           OR a.price <> b.price OR a.currency <> b.currency OR a.unit <> b.unit
+        """,
+        [*before.values, *after.values],
+    ).fetchall()
+    width = len(DIGEST_FIELDS)
+    old = {o.key: o for o in (DigestOffer(*row[:width]) for row in differing if row[0] is not None)}
+    new = {o.key: o for o in (DigestOffer(*row[width:]) for row in differing if row[width] is not None)}
+    changes = [change_row(old[key], new[key]) for key in sorted(old.keys() & new.keys())]
     changes.sort(key=lambda row: (-abs(row["pct"] or 0.0), row["provider"], row["region"], row["sku"]))
     digest: dict[str, Any] = {
         "date": day.isoformat(),
@@ -200,8 +242,8 @@ def build_digest(cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now:
         "changes": changes,
         "new": [offer_row(new[key]) for key in sorted(new.keys() - old.keys())],
         "withdrawn": [offer_row(old[key]) for key in sorted(old.keys() - new.keys())],
-        "failed_providers": _failed_providers(cur, start, end, now),
-        "cheapest": _cheapest(after.offers),
+        "failed_providers": _failed_providers(cur, start, end, now, after.state.coverage),
+        "cheapest": _cheapest(cur, after),
     }
     digest["unchanged"] = not (digest["changes"] or digest["new"] or digest["withdrawn"])
     digest["summary"] = summary_line(digest)

@@ -143,13 +143,14 @@ def _series(rows: Iterator[tuple[Any, ...]], wanted: set[tuple[Any, ...]], total
     """The page's series from point rows in key and time order."""
     series: list[Series] = []
     current: Series | None = None
+    current_key: tuple[Any, ...] | None = None
     count = 0
     for provider, region, sku, pricing, model, memory, gpus, currency, unit, at, price, per_hour, per_gb in rows:
         key = (provider, region, sku, pricing)
         if key not in wanted:  # the per-column filters can admit combinations outside the page
             continue
-        if current is None or current.key != key:
-            current = Series(provider, region, sku, pricing, model, memory, gpus, currency, unit)
+        if current is None or current_key != key:
+            current, current_key = Series(provider, region, sku, pricing, model, memory, gpus, currency, unit), key
             series.append(current)
         point: dict[str, Any] = {"observed_at": at, "price": price, "cny_per_hour": per_hour, "cny_per_gb_hour": per_gb}
         if (currency, unit) != (current.currency, current.unit):  # the provider changed how it prices

@@ -69,43 +69,13 @@ OFFER_FIELDS = tuple(f.name for f in fields(Offer))
 STORED_FIELDS = OFFER_FIELDS[:-2]  # the columns of `offers` (and `observations`); the rest is judged on reading
 assert STORED_FIELDS[2:] == QUOTE_COLUMNS, "Offer must mirror the stored quote columns"
 
-# Per (provider, pricing): the newest successful run finished before the parameter. Its observations
-# and the offers it held are the market of that moment (pricedb.snapshot); `offers` holds them now.
-NEWEST_OK_RUNS_SQL = """
-    newest_ok AS (
-        SELECT provider, pricing, run_id FROM (
-            SELECT provider, pricing, run_id,
-                   row_number() OVER (PARTITION BY provider, pricing ORDER BY finished_at DESC, run_id DESC) AS recency
-            FROM (SELECT provider, unnest(pricings) AS pricing, run_id, finished_at
-                  FROM runs WHERE status = 'ok' AND finished_at < ?)
-        ) WHERE recency = 1
-    )
-"""
-
-_HELD_SQL = f"""
-    WITH {NEWEST_OK_RUNS_SQL}
-    SELECT h.provider, h.region, h.sku, h.pricing, h.reason
-    FROM held_offers h JOIN newest_ok n ON h.run_id = n.run_id AND h.provider = n.provider AND h.pricing = n.pricing
-"""
-
-# Per (provider, pricing): the newest run that covered it, and the newest successful one.
-_COVERAGE_SQL = """
-    WITH covering AS (
-        SELECT provider, unnest(pricings) AS pricing, run_id, status, finished_at, stale_after_minutes
-        FROM runs WHERE finished_at < ?
-    ),
-    ranked AS (
-        SELECT *, row_number() OVER (PARTITION BY provider, pricing ORDER BY finished_at DESC, run_id DESC) AS recency
-        FROM covering
-    ),
-    last_ok AS (
-        SELECT provider, pricing, max(finished_at) AS ok_at,
-               arg_max(stale_after_minutes, finished_at) AS stale_after_minutes
-        FROM covering WHERE status = 'ok' GROUP BY provider, pricing
-    )
-    SELECT r.provider, r.pricing, r.status AS last_status, l.ok_at, l.stale_after_minutes
-    FROM ranked r LEFT JOIN last_ok l USING (provider, pricing)
-    WHERE r.recency = 1
+# Runs grouped by what they covered: per (provider, pricings list, status) the newest run, before the
+# parameter. A few dozen groups, however many runs there are (one per collection round and provider:
+# 65,000 in the benchmark), so reading them costs one scan of `runs` without unnesting every run's
+# pricings or ranking every run (which cost 30-100 ms at that size). `run_state` unnests the groups.
+_RUN_GROUPS_SQL = """
+    SELECT provider, pricings, status, max((finished_at, run_id)), arg_max(stale_after_minutes, (finished_at, run_id))
+    FROM runs WHERE finished_at < ? GROUP BY provider, pricings, status
 """
 
 
@@ -128,20 +98,58 @@ class Coverage:
         return moment is None or now >= moment
 
 
-def coverage(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> dict[tuple[str, str], Coverage]:
-    """Coverage per (provider, pricing) from the runs finished before `before` (default: all runs)."""
-    rows = cur.execute(_COVERAGE_SQL, [before or datetime.max]).fetchall()
+@dataclass(frozen=True)
+class RunState:
+    """What the runs finished before a moment say, per (provider, pricing): the newest run covering it
+    (its status: `coverage`) and the newest successful one (`newest_ok`, its run id: that run's
+    observations and the offers it held are the market of that moment, pricedb.snapshot)."""
+
+    coverage: dict[tuple[str, str], Coverage]
+    newest_ok: dict[tuple[str, str], int]
+
+
+def run_state(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> RunState:
+    """The runs finished before `before` (default: all runs), newest first by (finished_at, run_id)."""
+    newest: dict[tuple[str, str], tuple[tuple[datetime, int], str]] = {}
+    newest_ok: dict[tuple[str, str], tuple[tuple[datetime, int], int]] = {}
+    for provider, pricings, status, last, stale_after in cur.execute(
+        _RUN_GROUPS_SQL, [before or datetime.max]
+    ).fetchall():
+        for pricing in pricings:
+            pair = (provider, pricing)
+            if pair not in newest or last > newest[pair][0]:
+                newest[pair] = (last, status)
+            if status == "ok" and (pair not in newest_ok or last > newest_ok[pair][0]):
+                newest_ok[pair] = (last, stale_after)
+    cover = {
+        pair: Coverage(status, newest_ok[pair][0][0] if pair in newest_ok else None,
+                       newest_ok[pair][1] if pair in newest_ok else None)
+        for pair, (_, status) in newest.items()
+    }  # fmt: skip
+    return RunState(cover, {pair: last[1] for pair, (last, _) in newest_ok.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOffer:
+    observation_id: int  # the last good observation, still shown
+    reason: str  # why the newest quote was rejected
+
+
+def held_by(cur: duckdb.DuckDBPyConnection, state: RunState) -> dict[tuple[str, str, str, str], HeldOffer]:
+    """The offers the newest successful run of their (provider, pricing) held at their last good
+    observation (`held_offers` rows of those runs, found by run id)."""
+    runs = sorted(set(state.newest_ok.values()))
+    if not runs:
+        return {}
+    rows = cur.execute(
+        "SELECT run_id, observation_id, provider, region, sku, pricing, reason FROM held_offers "
+        f"WHERE run_id IN ({', '.join(str(int(r)) for r in runs)})"
+    ).fetchall()
     return {
-        (provider, pricing): Coverage(status, ok_at, stale_after)
-        for provider, pricing, status, ok_at, stale_after in rows
+        (provider, region, sku, pricing): HeldOffer(observation_id, reason)
+        for run_id, observation_id, provider, region, sku, pricing, reason in rows
+        if state.newest_ok.get((provider, pricing)) == run_id
     }
-
-
-def held_offers(cur: duckdb.DuckDBPyConnection, before: datetime | None = None) -> dict[tuple[str, str, str, str], str]:
-    """The offers held at their last good observation as of `before` (default: now), with the reason
-    their newest quote was rejected: those the newest successful run of their (provider, pricing) held."""
-    rows = cur.execute(_HELD_SQL, [before or datetime.max]).fetchall()
-    return {(provider, region, sku, pricing): reason for provider, region, sku, pricing, reason in rows}
 
 
 def offer_from_row(row: tuple[Any, ...], stale: bool, held_reason: str | None = None) -> Offer:
@@ -165,7 +173,8 @@ class CurrentOffers:
 
 def current_offers(cur: duckdb.DuckDBPyConnection, now: datetime) -> CurrentOffers:
     """Every current offer, with `stale` judged at `now` (naive UTC)."""
-    cover, held = coverage(cur), held_offers(cur)
+    state = run_state(cur)
+    cover, held = state.coverage, {key: h.reason for key, h in held_by(cur, state).items()}
     columns = ", ".join(STORED_FIELDS)
     cur.execute(f"SELECT {columns} FROM offers ORDER BY provider, region, sku, pricing")
     offers: list[Offer] = []
