@@ -8,7 +8,8 @@ A new `/cheapest` question is answered here too when the current offers and thei
 in memory (api.cheapest_fast): its parameters are read as FastAPI reads them (a list parameter with
 all its repetitions, any other the last one given) into the same `CheapestParams`, and the answer is
 the one the route would give, without routing and dependency resolution, which cost more than the
-answer itself. Anything else — parameters the model refuses, an error, offers to be read from the
+answer itself (a plain `mem` question is read without the model's validation machinery:
+api.query_fast). Anything else — parameters the model refuses, an error, offers to be read from the
 database first — goes through the app as usual, so every 4xx is the route's own."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from api.answers import cheapest_answer
 from api.errors import ApiError
 from api.limits import limits_of
 from api.query import LISTS, CheapestParams
+from api.query_fast import plain_params, reused_params
 
 CACHED_PATHS = frozenset({"/cheapest", "/offers"})
 CHEAPEST = "/cheapest"
@@ -39,8 +41,10 @@ def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:
     if not state.answers_from_memory():
         return None
     try:
-        with limits_of(state.settings):
-            params = CheapestParams.model_validate(_as_routed(query_string))
+        params = plain_params(query_string, state.settings) or reused_params(query_string, state.settings)
+        if params is None:
+            with limits_of(state.settings):
+                params = CheapestParams.model_validate(_as_routed(query_string))
         return cheapest_answer(state, params)
     except (ValidationError, ApiError):
         return None  # the route says why, in its own words

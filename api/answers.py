@@ -8,8 +8,9 @@ from typing import Any
 
 from api import cheapest
 from api.cheapest import CheapestQuery, iso
-from api.cheapest_estimate import EstimateJudge
-from api.cheapest_fast import OfferColumns, select_fast
+from api.cheapest_estimate import EstimateJudge, JudgeMemo
+from api.cheapest_fast import OfferColumns, RowSelection, select_fast
+from api.cheapest_write import written_answer
 from api.history import day_snapshot_page
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
@@ -39,8 +40,10 @@ def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> d
 def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
     if params.estimate is None:
         return None
+    memo = params.shared.setdefault(("judge", settings.gpu_memory_headroom, settings.training_mfu), JudgeMemo())
     return EstimateJudge(
         params.estimate,
+        memo=memo,
         headroom=settings.gpu_memory_headroom,
         single_gpu=params.single_gpu,
         gpus=params.estimate.gpus if "gpus" in params.estimator_values() else None,
@@ -50,26 +53,39 @@ def _judge(params: CheapestParams, settings: Settings) -> EstimateJudge | None:
     )
 
 
-def cheapest_body(
+def cheapest_json(
     params: CheapestParams, current: CurrentOffers, settings: Settings, columns: OfferColumns | None
-) -> dict[str, Any]:
-    """`/cheapest`'s JSON: selected over `columns` (api.cheapest_fast), or without them by the plain
-    reference (api.cheapest.select); both give the same answer (tests/api/test_cheapest_fast.py)."""
+) -> bytes:
+    """`/cheapest`'s JSON: selected over `columns` (api.cheapest_fast) and written from each offer's
+    pieces (api.cheapest_write), or without them by the plain reference (api.cheapest.select,
+    answer, `dumps`); both give the same bytes (tests/api/test_cheapest_fast.py)."""
     query = params.to_query()
     echo = _echo(params, query, settings)
     judge = _judge(params, settings)
     selection = None if columns is None else select_fast(columns, query, settings, judge)
-    return cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection)
+    if not isinstance(selection, RowSelection):
+        return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
+    assert columns is not None
+    ranked = [
+        (row, cost, cheapest.option_extra(offer, query, judge))
+        for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)
+    ]
+    return written_answer(
+        lambda options, unpriced: cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced),
+        columns.pieces,
+        ranked,
+        selection.unpriced_rows,
+    )
 
 
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
 
-    def build(current: CurrentOffers) -> dict[str, Any]:
+    def build(current: CurrentOffers) -> bytes:
         columns = state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
-        return cheapest_body(params, current, state.settings, columns)
+        return cheapest_json(params, current, state.settings, columns)
 
-    return state.cached(key, build)
+    return state.cached_value(key, build)
 
 
 def estimate_answer(params: EstimateParams) -> bytes:

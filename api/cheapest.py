@@ -105,6 +105,18 @@ def whole_periods(hours: float, period: float) -> int:
     return math.ceil(round(hours / period, 9))
 
 
+def price_segments(offer: Offer, settings: Settings) -> list[tuple[float, float]]:
+    """Stepped hourly prices as (from hour, CNY per hour), in order: the first segment at the base
+    price, later ones at their step price."""
+    assert offer.cny_per_hour is not None and offer.fx_rate is not None
+    per_hour = hours_per_unit(Unit(offer.unit), offer.term_hours, settings)
+    segments = [(0.0, offer.cny_per_hour)] + [
+        (step.after_hours, step.price * offer.fx_rate / per_hour) for step in offer.price_steps
+    ]
+    segments.sort()
+    return segments
+
+
 def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     """What `hours` of wall-clock time costs on `offer`, in CNY; None without a CNY price."""
     if offer.cny_per_hour is None or offer.fx_rate is None:
@@ -124,12 +136,7 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     billed = billed_hours_for(offer, hours)
     if not offer.price_steps:
         return JobCost(billed, offer.cny_per_hour * billed, f"{billed:g} h × ¥{offer.cny_per_hour:.4f}/h")
-    # Stepped hourly prices: the first segment at the base price, later ones at their step price.
-    per_hour = hours_per_unit(Unit(offer.unit), offer.term_hours, settings)
-    segments = [(0.0, offer.cny_per_hour)] + [
-        (step.after_hours, step.price * offer.fx_rate / per_hour) for step in offer.price_steps
-    ]
-    segments.sort()
+    segments = price_segments(offer, settings)
     total, parts = 0.0, []
     for index, (start, rate) in enumerate(segments):
         end = segments[index + 1][0] if index + 1 < len(segments) else math.inf
@@ -361,8 +368,27 @@ def answer(
     options = []
     for index, (offer, cost) in enumerate(selection.ranked[: query.limit]):
         row = option_json(index + 1, offer, cost)
-        row.update(judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)})
+        row.update(option_extra(offer, query, judge))
         options.append(row)
+    unpriced = [unpriced_json(o) for o in selection.unpriced]
+    return answer_fields(query_echo, as_of, selection, judge, options, unpriced)
+
+
+def option_extra(offer: Offer, query: CheapestQuery, judge: Judge | None) -> dict[str, Any]:
+    """An option's members after option_json's: the estimator's figures, or the notes on a `mem` job."""
+    return judge.option_fields(offer) if judge is not None else {"job_notes": mem_job_notes(offer, query)}
+
+
+def answer_fields(
+    query_echo: dict[str, object],
+    as_of: datetime | None,
+    selection: Selection,
+    judge: Judge | None,
+    options: list[Any],
+    unpriced: list[Any],
+) -> dict[str, object]:
+    """The answer's members in order, around its `options` and `unpriced` entries (as dicts, or
+    already written: api.cheapest_write). The judge's summary is read after the options were made."""
     summary = judge.summary() if judge is not None else {}
     if judge is not None and judge.needs_card_figures:  # options it could not time or rank, and why
         summary["unranked"] = [unranked_json(o, why) for o, why in selection.unranked]
@@ -375,6 +401,6 @@ def answer(
         # with the estimator, how each configuration was judged and how throughput was estimated.
         "viable_count": selection.viable_count,
         "excluded": selection.excluded,
-        "unpriced": [unpriced_json(o) for o in selection.unpriced],
+        "unpriced": unpriced,
         **summary,
     }

@@ -68,8 +68,24 @@ def _gb(value: float) -> float | None:
 
 
 @dataclass
+class JudgeMemo:
+    """What a judge works out from its job alone (the estimate and the judge's own inputs, never the
+    hours, filters or prices asked), kept for every question about the same job: plans per GPU count,
+    verdicts per configuration, throughput per card, an option's fields per kind of offer, the
+    estimate's JSON. Read-only once made; a question's own part (which configurations it asked
+    about) stays in its judge."""
+
+    plans: dict[int, GpuPlan] = field(default_factory=dict)
+    configurations: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)
+    throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
+    options: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    estimate_json: dict[str, Any] | None = None
+
+
+@dataclass
 class EstimateJudge:
-    """Viability, per-option figures and ranking for one estimate (implements api.cheapest.Judge)."""
+    """Viability, per-option figures and ranking for one estimate (implements api.cheapest.Judge).
+    `memo` may be shared by judges of the same job with the same inputs (api.answers)."""
 
     estimate: Estimate
     headroom: float
@@ -78,9 +94,8 @@ class EstimateJudge:
     rank_by: str = "total"
     work: JobWork | None = None  # an amount of work instead of wall-clock hours
     mfu: float = 0.4  # Settings.training_mfu
-    _plans: dict[int, GpuPlan] = field(default_factory=dict)
-    _configurations: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)
-    _throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
+    memo: JudgeMemo = field(default_factory=JudgeMemo)
+    _asked: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)  # this question's configurations
     _timer: JobTimer | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -95,21 +110,23 @@ class EstimateJudge:
         return 1 if self.single_gpu else offer.gpu_count
 
     def plan(self, gpu_count: int) -> GpuPlan:
-        plan = self._plans.get(gpu_count)
+        plan = self.memo.plans.get(gpu_count)
         if plan is None:
-            plan = self._plans[gpu_count] = per_gpu_plan(self.estimate, gpu_count)
+            plan = self.memo.plans[gpu_count] = per_gpu_plan(self.estimate, gpu_count)
         return plan
 
     def throughput(self, offer: Offer) -> Throughput | None:
         """Decoding speed on this offer's cards at their own bandwidth, once per distinct card and GPU
         count (ranking asks per offer); None for a card the table has no bandwidth for."""
-        key = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect, offer.gpu_model)
-        if key not in self._throughputs:
+        card = (self.gpus_used(offer), offer.gpu_memory_gb, offer.form_factor, offer.interconnect, offer.gpu_model)
+        key = (*card, offer.gpu_fraction is not None)  # a slice of a GPU has no bandwidth of its own (card_of)
+        throughputs = self.memo.throughputs
+        if key not in throughputs:
             bandwidth = bandwidth_of(offer)
-            self._throughputs[key] = (
-                None if bandwidth is None else _throughput(self.estimate.query, *key, bandwidth_gb_s=bandwidth)
+            throughputs[key] = (
+                None if bandwidth is None else _throughput(self.estimate.query, *card, bandwidth_gb_s=bandwidth)
             )
-        return self._throughputs[key]
+        return throughputs[key]
 
     def usable_gb(self, offer: Offer) -> float:
         return offer.gpu_memory_gb * self.headroom
@@ -134,12 +151,18 @@ class EstimateJudge:
         if self.gpus is not None and offer.gpu_count != self.gpus:
             return False
         key = (offer.gpu_count, offer.gpu_memory_gb)
-        verdict = self._configurations.get(key)
+        verdict = self._asked.get(key)
+        if verdict is None:
+            verdict = self._asked[key] = self._verdict(key, offer)
+        return bool(verdict["viable"])
+
+    def _verdict(self, key: tuple[int, float], offer: Offer) -> dict[str, Any]:
+        verdict = self.memo.configurations.get(key)
         if verdict is None:
             used = self.gpus_used(offer)
             plan = self.plan(used)
             viable = plan.fits(offer.gpu_memory_gb, self.headroom)
-            verdict = self._configurations[key] = {
+            verdict = self.memo.configurations[key] = {
                 "gpu_count": offer.gpu_count,
                 "gpu_memory_gb": offer.gpu_memory_gb,
                 "gpus_used": used,
@@ -149,7 +172,7 @@ class EstimateJudge:
                 "viable": viable,
                 "reason": plan.reason or (None if viable else self._too_small(plan, offer)),
             }
-        return bool(verdict["viable"])
+        return verdict
 
     def _too_small(self, plan: GpuPlan, offer: Offer) -> str:
         return (
@@ -158,6 +181,26 @@ class EstimateJudge:
         )
 
     def option_fields(self, offer: Offer) -> dict[str, Any]:
+        """The option's estimator fields; without an amount of work the same for every offer of one
+        kind (cards, count, price), so made once per kind while the memo lasts."""
+        if self._timer is not None:
+            return self._option_fields(offer)
+        kind = (
+            offer.gpu_count,
+            offer.gpu_memory_gb,
+            offer.form_factor,
+            offer.interconnect,
+            offer.gpu_model,
+            offer.gpu_fraction,
+            offer.gpu_partition,
+            offer.cny_per_hour,
+        )
+        found = self.memo.options.get(kind)
+        if found is None:
+            found = self.memo.options[kind] = self._option_fields(offer)
+        return found
+
+    def _option_fields(self, offer: Offer) -> dict[str, Any]:
         used = self.gpus_used(offer)
         plan = self.plan(used)
         notes = []
@@ -209,9 +252,11 @@ class EstimateJudge:
         return (cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s), *by_total)
 
     def summary(self) -> dict[str, Any]:
-        configurations = sorted(self._configurations.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"]))
+        configurations = sorted(self._asked.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"]))
+        if self.memo.estimate_json is None:
+            self.memo.estimate_json = self.estimate.model_dump(mode="json")
         body: dict[str, Any] = {
-            "estimate": self.estimate.model_dump(mode="json"),
+            "estimate": self.memo.estimate_json,
             "viability": {
                 "rule": VIABILITY_RULE,
                 "headroom": self.headroom,

@@ -28,7 +28,7 @@ tests/api/test_cheapest_fast.py must then draw the new parameter in its random q
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,9 +41,11 @@ from api.cheapest import (
     by_total,
     job_cost,
     monthly_period,
+    price_segments,
     select,
     whole_periods,
 )
+from api.cheapest_write import OfferPieces
 from pricedb.models import Pricing
 from pricedb.normalize import term_hours_of
 from pricedb.offer_filter import SOLD_OUT, SPOT, OfferFilter
@@ -136,6 +138,11 @@ class OfferColumns:
     rules: list[Rule]  # the distinct billing rules
     rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
     configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
+    stepped: SteppedPrices  # the offers priced in steps (rule STEPPED)
+    pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pieces", OfferPieces(self.offers))
 
     @classmethod
     def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
@@ -169,6 +176,7 @@ class OfferColumns:
             rules=rules,
             rule=np.array([-1 if r is None else rule_index[r] for r in rule_of], dtype=np.int32),
             configurations=Grouped((o.gpu_count, o.gpu_memory_gb) for o in offers),
+            stepped=SteppedPrices(offers, [i for i, r in enumerate(rule_of) if r == STEPPED], settings),
         )
 
     def rows_for(self, chosen: OfferFilter, query: CheapestQuery) -> np.ndarray:
@@ -201,30 +209,72 @@ class OfferColumns:
                 return self.gpu_memory_gb[rows] >= query.mem_gb
             return np.ones(len(rows), dtype=bool)  # rows_for started at the capacity
         groups = self.configurations.index[rows]
+        present = np.zeros(len(self.configurations.keys), dtype=bool)
+        present[groups] = True
         verdict = np.zeros(len(self.configurations.keys), dtype=bool)
-        for group in np.unique(groups):
+        for group in np.flatnonzero(present).tolist():
             verdict[group] = judge.fits(self.offers[self.configurations.first[group]])
         return verdict[groups]
 
-    def totals(self, rows: np.ndarray, hours: float, settings: Settings) -> np.ndarray:
+    def totals(self, rows: np.ndarray, hours: float) -> np.ndarray:
         """The job's total in CNY on each of `rows` (all priced)."""
         billed = np.array([_billed(rule, hours) for rule in self.rules], dtype=np.float64)
         rule = self.rule[rows]
         totals = self.cny_per_hour[rows] * billed[rule]
         if STEPPED in self.rules:
-            for at in np.flatnonzero(rule == self.rules.index(STEPPED)):
-                cost = job_cost(self.offers[rows[at]], hours, settings)
-                assert cost is not None
-                totals[at] = cost.total_cny
+            at = np.flatnonzero(rule == self.rules.index(STEPPED))
+            if len(at):
+                totals[at] = self.stepped.totals(rows[at], hours)
         return totals
+
+
+class SteppedPrices:
+    """The stepped offers' price segments as arrays (one row per stepped offer, padded with segments
+    that start at infinity), so their totals are `job_cost`'s own sum — the same IEEE operations in
+    the same order — over every stepped row at once."""
+
+    def __init__(self, offers: list[Offer], rows: list[int], settings: Settings) -> None:
+        self.position = np.full(len(offers), -1, dtype=np.int64)
+        self.position[rows] = np.arange(len(rows))
+        segments = [price_segments(offers[row], settings) for row in rows]
+        width = max((len(s) for s in segments), default=1)
+        self.start = np.full((len(rows), width), np.inf)
+        self.rate = np.zeros((len(rows), width))
+        for at, found in enumerate(segments):
+            self.start[at, : len(found)] = [start for start, _ in found]
+            self.rate[at, : len(found)] = [rate for _, rate in found]
+        rules = [(offers[row].billing_increment_s, offers[row].billing_minimum_s) for row in rows]
+        self.rules = list(dict.fromkeys(rules))
+        self.rule = np.array([self.rules.index(rule) for rule in rules], dtype=np.int64)
+
+    def totals(self, rows: np.ndarray, hours: float) -> np.ndarray:
+        at = self.position[rows]
+        billed = np.array([billed_hours(increment, minimum, hours) for increment, minimum in self.rules])[self.rule[at]]
+        start, rate = self.start[at], self.rate[at]
+        total = np.zeros(len(at))
+        width = start.shape[1]
+        for k in range(width):
+            end = start[:, k + 1] if k + 1 < width else np.inf
+            used = np.maximum(0.0, np.minimum(billed, end) - start[:, k])
+            total = total + np.where(used > 0, used * rate[:, k], 0.0)
+        return total
+
+
+@dataclass(frozen=True)
+class RowSelection(Selection):
+    """A `Selection` made over the columns, with the rows of what it ranked and left unpriced."""
+
+    ranked_rows: list[int]
+    unpriced_rows: list[int]
 
 
 def select_fast(
     columns: OfferColumns, query: CheapestQuery, settings: Settings, judge: Judge | None = None
 ) -> Selection:
-    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit`. A question
-    whose ranking or hours need figures a card may lack (`rank_by=per_mtoken`, an amount of work:
-    each option timed on its own card, some left `unranked`) is given to the reference as it is."""
+    """What `api.cheapest.select` selects, with `ranked` cut to the first `query.limit` (a
+    `RowSelection`). A question whose ranking or hours need figures a card may lack
+    (`rank_by=per_mtoken`, an amount of work: each option timed on its own card, some left
+    `unranked`) is given to the reference as it is."""
     if judge is not None and judge.needs_card_figures:
         return select(columns.offers, query, settings, judge)
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
@@ -244,14 +294,23 @@ def select_fast(
             left_out |= hit
     rows = rows[~left_out]
     priced = columns.priced[rows]
-    unpriced = [columns.offers[i] for i in np.sort(rows[~priced])]  # in the offers' order, as the reference
+    unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
     rows = rows[priced]
-    return Selection(_top(columns, rows, query, settings, judge), unpriced, excluded, [], len(rows))
+    top = _top(columns, rows, query, settings, judge)
+    return RowSelection(
+        ranked=[(offer, cost) for _, offer, cost in top],
+        unpriced=[columns.offers[i] for i in unpriced],
+        excluded=excluded,
+        unranked=[],
+        viable_count=len(rows),
+        ranked_rows=[row for row, _, _ in top],
+        unpriced_rows=unpriced,
+    )
 
 
 def _top(
     columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
-) -> list[tuple[Offer, JobCost]]:
+) -> list[tuple[int, Offer, JobCost]]:
     """The first `limit` of `rows` in the reference's order: rows whose first ranking figure is
     beyond the `limit`-th smallest have at least `limit` rows before them, so only the others are
     priced and sorted, with the reference's own cost and key."""
@@ -260,14 +319,14 @@ def _top(
         return []
     if len(rows) > limit:
         assert query.hours is not None
-        figure = columns.totals(rows, query.hours, settings)  # the first element of every ranking key here
+        figure = columns.totals(rows, query.hours)  # the first element of every ranking key here
         threshold = np.partition(figure, limit - 1)[limit - 1]
         rows = rows[figure <= threshold]
-    pairs = []
-    for row in rows:
+    found = []
+    for row in rows.tolist():
         offer = columns.offers[row]
         cost = job_cost(offer, query.hours, settings)
         assert cost is not None  # priced rows only
-        pairs.append((offer, cost))
-    pairs.sort(key=lambda pair: judge.rank_key(*pair) if judge is not None else by_total(*pair))
-    return pairs[:limit]
+        found.append((row, offer, cost))
+    found.sort(key=lambda one: judge.rank_key(one[1], one[2]) if judge is not None else by_total(one[1], one[2]))
+    return found[:limit]

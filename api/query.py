@@ -30,7 +30,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from api import query_schema as qs
 from api.cheapest import CheapestQuery, JobWork
-from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload, estimate
+from api.estimator import Estimate, EstimateQuery, EstimatorError, Workload
+from api.estimator.estimate import cached_estimate
 from api.estimator.models import (
     _ALIASES,
     MAX_BATCH,
@@ -65,6 +66,7 @@ from collectors.registry import COLLECTORS
 from pricedb.cards import MODEL_FACTS
 from pricedb.models import Pricing
 from pricedb.offer_filter import OfferFilter
+from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 
 def known_providers() -> list[str]:
@@ -78,20 +80,22 @@ def _comma_list(item: type, parse: Callable[[Any], list[Any]], document: WithJso
 
 
 Pricings = _comma_list(Pricing, parse_pricings, qs.choice_list([p.value for p in Pricing], "pricing models"))
-Providers = _comma_list(
-    str,
-    lambda text: parse_choices(text, known_providers(), "provider"),
-    qs.choice_list(known_providers(), "providers"),
-)
+
+
+def parse_providers(text: Any) -> list[str]:
+    return parse_choices(text, known_providers(), "provider")
+
+
+def parse_gpus(text: Any) -> list[str]:
+    return parse_choices(text, MODEL_FACTS, "gpu")
+
+
+Providers = _comma_list(str, parse_providers, qs.choice_list(known_providers(), "providers"))
 Regions = _comma_list(str, parse_regions, qs.region_list(REGION.pattern.strip("^$")))
 Skus = _comma_list(str, split_list, qs.schema({"type": "string"}, "comma list of instance types / SKUs"))
 
 
-def _gpus(text: Any) -> list[str]:
-    return parse_choices(text, MODEL_FACTS, "gpu")
-
-
-Gpus = _comma_list(str, _gpus, qs.choice_list(MODEL_FACTS, "GPU models (pricedb/cards.py)"))
+Gpus = _comma_list(str, parse_gpus, qs.choice_list(MODEL_FACTS, "GPU models (pricedb/cards.py)"))
 Flag = Annotated[bool, BeforeValidator(lambda text: parse_bool(text, default=False)), qs.FLAG]
 OptionsLimit = Annotated[int, *limit_parameter("max_limit")]
 PageLimit = Annotated[int, *limit_parameter("max_page_limit")]
@@ -204,7 +208,8 @@ class EstimatorFields(BaseModel):
         """The estimate, with `borderline` judged against the sizes of `gpu_models` (none: the A100's)."""
         values = self.estimator_values()
         try:
-            result = estimate(EstimateQuery(**values), gpu_models=gpu_models)
+            # Shared from the estimator's cache, read only (estimate() would hand out a deep copy).
+            result = cached_estimate(EstimateQuery(**values), DEFAULT_GPU_MEMORY_HEADROOM, gpu_models)
         except ValidationError as exc:
             raise _invalid(
                 [(str(e["loc"][-1]), str(e["msg"]).removeprefix("Value error, "), e["input"]) for e in exc.errors()]
@@ -222,7 +227,7 @@ class EstimatorFields(BaseModel):
 
 BorderlineCards = _comma_list(
     str,
-    lambda text: parse_choices(text, MODEL_FACTS, "gpu"),
+    parse_gpus,
     qs.choice_list(
         MODEL_FACTS, "GPU models whose sizes borderline is judged against", "empty: the A100's 40 and 80 GiB"
     ),
@@ -285,6 +290,14 @@ class CheapestParams(OfferFilters, EstimatorFields):
     interruptible: Flag = True
     rank_by: Literal["total", "per_mtoken", "job_total"] = "total"
     limit: OptionsLimit = 10
+
+    # What answers work out from the question without its hours, shared by its copies with other
+    # hours (api.query_fast): the estimator judge's memo (api.answers).
+    _shared: dict[Any, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def shared(self) -> dict[Any, Any]:
+        return self._shared
 
     @model_validator(mode="after")
     def _mem_or_estimate(self) -> CheapestParams:

@@ -37,8 +37,11 @@ def now_utc() -> datetime:
     return clock.now_naive()
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)  # json.dumps makes one per call
+
+
 def dumps(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+    return _ENCODER.encode(payload).encode()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ import tempfile
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,6 +245,11 @@ class Server:
                 found[name] = int(value.split()[0]) / 1024
         return found["VmRSS"], found["VmHWM"]
 
+    def cpu_s(self) -> float:
+        """CPU seconds the server process has used (user + system)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
@@ -282,22 +288,33 @@ def lua(template: str, folder: Path, name: str) -> Path:
 _SEED = [int(time.time())]
 
 
-def wrk(url: str, connections: int, seconds: int, script: Path | None = None) -> tuple[float, float]:
-    """(requests/s, p50 latency in ms); refuses a run with errors."""
+class Run(NamedTuple):
+    rps: float
+    p50_ms: float
+    cpu_ms: float  # the server's CPU time per request (user + system): what a loaded machine disturbs least
+
+
+def wrk(server: Server, path: str, connections: int, seconds: int, script: Path | None = None) -> Run:
+    """One wrk run against `server`; refuses a run with errors."""
+    url = server.base + path
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
     if script is not None:
         _SEED[0] += 1
         command += ["-s", str(script), url, "--", str(_SEED[0])]
     else:
         command.append(url)
+    cpu_before = server.cpu_s()
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    cpu = server.cpu_s() - cpu_before
     if "Non-2xx" in out or "Socket errors" in out:
         raise SystemExit(f"errors during the run:\n{out}")
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     p50 = re.search(r"50%\s+([\d.]+)(us|ms|s|m)\b", out)
-    if rps is None or p50 is None:
+    count = re.search(r"(\d+) requests in", out)
+    if rps is None or p50 is None or count is None:
         raise SystemExit(f"wrk said something unexpected:\n{out}")
-    return float(rps.group(1)), float(p50.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[p50.group(2)]
+    p50_ms = float(p50.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[p50.group(2)]
+    return Run(float(rps.group(1)), p50_ms, cpu * 1000 / max(1, int(count.group(1))))
 
 
 # ----- gpuhunt, the reference ------------------------------------------------------------------
@@ -322,19 +339,20 @@ def gpuhunt_items(base: str) -> list:
     return items
 
 
-def gpuhunt_ms(items: list, questions: list[tuple[float, str]]) -> float:
-    """Median ms of gpuhunt's filter and sort (by price) over `items`, one question at a time."""
+def gpuhunt_ms(items: list, questions: list[tuple[float, str]]) -> tuple[float, float]:
+    """Median ms (wall clock, CPU) of gpuhunt's filter and sort (by price) over `items`, one question at a time."""
     from gpuhunt._internal.constraints import matches
     from gpuhunt._internal.models import QueryFilter
 
-    timings = []
+    timings, cpu = [], []
     for mem, gpu in questions:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         query = QueryFilter(min_total_gpu_memory=mem, gpu_name=[gpu])
         found = sorted((i for i in items if matches(i, query)), key=lambda i: i.price)
         timings.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
         assert found is not None
-    return statistics.median(timings)
+    return statistics.median(timings), statistics.median(cpu)
 
 
 # ----- report ----------------------------------------------------------------------------------
@@ -381,29 +399,34 @@ def measure(server: Server, offers: int, seconds: int, folder: Path, memory: boo
         items = gpuhunt_items(base)
     questions = [(rng.choice((16, 24, 40, 48, 60, 80, 96, 141, 160, 192, 320, 640)), rng.choice(GPUS_ASKED))
                  for _ in range(300)]  # fmt: skip
-    hunt = gpuhunt_ms(items, questions)
+    hunt, hunt_cpu = gpuhunt_ms(items, questions)
     new_mem, new_model = lua(NEW_MEM_QUESTION, folder, "mem"), lua(NEW_MODEL_QUESTION, folder, "model")
-    trivial1 = wrk(base + TRIVIAL, 1, seconds)
-    trivial8 = wrk(base + TRIVIAL, 8, seconds)
-    mem1 = wrk(base, 1, seconds, new_mem)
-    mem8 = wrk(base, 8, seconds, new_mem)
-    model1 = wrk(base, 1, seconds, new_model)
-    repeat1 = wrk(base + "/cheapest?mem=60GB&hours=200", 1, seconds)
+    trivial1 = wrk(server, TRIVIAL, 1, seconds)
+    trivial8 = wrk(server, TRIVIAL, 8, seconds)
+    mem1 = wrk(server, "", 1, seconds, new_mem)
+    mem8 = wrk(server, "", 8, seconds, new_mem)
+    model1 = wrk(server, "", 1, seconds, new_model)
+    repeat1 = wrk(server, "/cheapest?mem=60GB&hours=200", 1, seconds)
     print(f"\n{offers:,} offers ({len(items):,} of them in the gpuhunt export: hourly pricings with a host shape); "
           f"wrk {seconds} s per run, one uvicorn worker, {os.cpu_count()} CPUs (shared)")  # fmt: skip
-    print(f"  trivial endpoint: p50 {trivial1[1]:.3f} ms at 1 connection, {trivial8[0]:,.0f} req/s at 8")
-    print(f"  /cheapest, the same question repeated (answer cache): p50 {repeat1[1]:.3f} ms at 1 connection")
-    print(f"  gpuhunt filter+sort in memory, same question mix: median {hunt:.3f} ms")
+    print(f"  trivial endpoint: p50 {trivial1.p50_ms:.3f} ms at 1 connection, {trivial8.rps:,.0f} req/s at 8; "
+          f"server CPU {trivial1.cpu_ms:.3f} ms per request")  # fmt: skip
+    print(f"  /cheapest, the same question repeated (answer cache): p50 {repeat1.p50_ms:.3f} ms at 1 connection")
+    print(f"  gpuhunt filter+sort in memory, same question mix: median {hunt:.3f} ms ({hunt_cpu:.3f} ms CPU)")
+    print(f"  server CPU per request: new mem question {mem1.cpu_ms:.3f} ms, new by-model question "
+          f"{model1.cpu_ms:.3f} ms (trivial {trivial1.cpu_ms:.3f} ms)")  # fmt: skip
     limit = 1.0 if offers <= 2000 else 3.0
-    report(f"new /cheapest?mem question p50 ({offers:,} offers) ≤ {limit:g} ms", mem1[1], "ms",
-           f"trivial p50 {trivial1[1]:.3f} ms", mem1[1] / trivial1[1], mem1[1] <= limit)  # fmt: skip
-    report(f"new mem questions req/s at 8 conns ({offers:,}) ≥ 0.3× trivial", mem8[0], "req/s",
-           f"trivial {trivial8[0]:,.0f} req/s", mem8[0] / trivial8[0], mem8[0] / trivial8[0] >= 0.3)  # fmt: skip
-    report(f"new question over HTTP vs gpuhunt in memory ({offers:,}) ≥ 3× faster", mem1[1], "ms",
-           f"gpuhunt {hunt:.3f} ms", hunt / mem1[1], hunt / mem1[1] >= 3)  # fmt: skip
-    model_met = model1[1] <= 3.0 if offers > 2000 else True
-    report(f"new by-model question p50 ({offers:,} offers){' ≤ 3 ms' if offers > 2000 else ''}", model1[1], "ms",
-           f"trivial p50 {trivial1[1]:.3f} ms", model1[1] / trivial1[1], model_met)  # fmt: skip
+    report(f"new /cheapest?mem question p50 ({offers:,} offers) ≤ {limit:g} ms", mem1.p50_ms, "ms",
+           f"trivial p50 {trivial1.p50_ms:.3f} ms", mem1.p50_ms / trivial1.p50_ms, mem1.p50_ms <= limit)  # fmt: skip
+    report(f"new mem questions req/s at 8 conns ({offers:,}) ≥ 0.3× trivial", mem8.rps, "req/s",
+           f"trivial {trivial8.rps:,.0f} req/s", mem8.rps / trivial8.rps, mem8.rps / trivial8.rps >= 0.3)  # fmt: skip
+    report(f"new question over HTTP vs gpuhunt in memory ({offers:,}) ≥ 3× faster", mem1.p50_ms, "ms",
+           f"gpuhunt {hunt:.3f} ms", hunt / mem1.p50_ms, hunt / mem1.p50_ms >= 3)  # fmt: skip
+    report(f"  the same in CPU: server CPU per request vs gpuhunt's CPU ({offers:,}) ≥ 3×", mem1.cpu_ms, "ms CPU",
+           f"gpuhunt {hunt_cpu:.3f} ms CPU", hunt_cpu / mem1.cpu_ms, hunt_cpu / mem1.cpu_ms >= 3)  # fmt: skip
+    model_met = model1.p50_ms <= 3.0 if offers > 2000 else True
+    report(f"new by-model question p50 ({offers:,} offers){' ≤ 3 ms' if offers > 2000 else ''}", model1.p50_ms, "ms",
+           f"trivial p50 {trivial1.p50_ms:.3f} ms", model1.p50_ms / trivial1.p50_ms, model_met)  # fmt: skip
     if memory:
         rss, peak = server.memory_mb()
         report("memory under the new-question load ≤ 400 MB", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None,

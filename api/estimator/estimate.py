@@ -7,6 +7,7 @@ decoding step reads (`decode_step`) in throughput.py.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from pricedb.cards import memory_sizes
@@ -117,14 +118,49 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:
+def _laid_out(query: EstimateQuery) -> tuple[Resolved, Layout]:
+    """The architecture and the per-GPU layout on `query.gpus` GPUs (EstimatorError on `gpus` when
+    the job cannot be split so)."""
     check_combinations(query)
     r = resolve(query)
-    n = query.gpus
     try:
-        layout = layout_for(query, r, n)
+        return r, layout_for(query, r, query.gpus)
     except Infeasible as exc:
-        raise EstimatorError("gpus", f"{exc.reason} (gpus={n})") from None
+        raise EstimatorError("gpus", f"{exc.reason} (gpus={query.gpus})") from None
+
+
+def _gib(value: float) -> float:
+    return round(value / f.GIB, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class PerGpu:
+    """What `estimate(query)` says about one GPU — its band and layout — without the rest of the answer."""
+
+    point_gb: float
+    low_gb: float
+    high_gb: float
+    strategy: str
+    shardable: bool
+    zero: int | None
+
+
+@lru_cache(maxsize=4096)
+def _per_gpu(query: EstimateQuery, fields_set: frozenset[str]) -> PerGpu:
+    _, layout = _laid_out(query)
+    low, high, _ = _band(layout, query)
+    return PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
+
+
+def per_gpu_of(query: EstimateQuery) -> PerGpu:
+    """`estimate(query)`'s per-GPU figures (per_gpu_gb, per_gpu_low_gb, per_gpu_high_gb, strategy,
+    shardable, zero), worked out alone: a plan for each GPU count of /cheapest needs nothing else."""
+    return _per_gpu(query, frozenset(query.model_fields_set))
+
+
+def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:
+    r, layout = _laid_out(query)
+    n = query.gpus
     per_gpu = layout.total
     low, high, band_reason = _band(layout, query)
     context = context_for(query, r)
@@ -185,11 +221,7 @@ def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -
         )
 
     step = None if query.workload.training else decode_step(query, r)
-    gib = f.GIB
-
-    def g(x: float) -> float:
-        return round(x / gib, 2)
-
+    g = _gib
     parts = layout.parts
     return Estimate(
         total_gb=g(per_gpu * n),

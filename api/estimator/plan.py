@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 from .errors import EstimatorError
-from .estimate import cached_estimate
+from .estimate import per_gpu_of
 from .models import Estimate, EstimateQuery
 
 
@@ -50,16 +50,16 @@ def per_gpu_plan(estimate_or_query: Estimate | EstimateQuery, gpu_count: int) ->
         raise EstimatorError("gpus", f"gpu_count must be at least 1, got {gpu_count}")
     query = _query_of(estimate_or_query).model_copy(update={"gpus": gpu_count})
     try:
-        est = cached_estimate(query)
+        est = per_gpu_of(query)
     except EstimatorError as exc:
         if exc.param != "gpus":
             raise
         return GpuPlan(gpu_count, math.inf, math.inf, math.inf, "not possible", False, query.zero, False, exc.message)
     return GpuPlan(
         gpu_count=gpu_count,
-        need_gb=est.per_gpu_high_gb,
-        point_gb=est.per_gpu_gb,
-        low_gb=est.per_gpu_low_gb,
+        need_gb=est.high_gb,
+        point_gb=est.point_gb,
+        low_gb=est.low_gb,
         strategy=est.strategy,
         shardable=est.shardable,
         zero=est.zero,

@@ -16,7 +16,7 @@ fitted on A100 and are applied to every card as they are (an assumption the answ
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from pricedb.cards import card, memory_sizes
 
@@ -97,7 +97,11 @@ class Throughput:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The fields in order, as `dataclasses.asdict` gives them (every value here is a number or
+        text but `notes`, copied), without its deep copy of each value."""
+        values = {name: getattr(self, name) for name in _THROUGHPUT_FIELDS}
+        values["notes"] = list(self.notes)
+        return values
 
 
 def gpu_bandwidth_gb_s(
@@ -195,3 +199,6 @@ def cny_per_million_tokens(cny_per_hour: float, tokens_per_s: float) -> float:
     if tokens_per_s <= 0:
         return float("inf")
     return cny_per_hour / (tokens_per_s * 3600) * 1e6
+
+
+_THROUGHPUT_FIELDS = tuple(f.name for f in fields(Throughput))

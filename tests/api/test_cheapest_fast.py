@@ -10,13 +10,13 @@ from __future__ import annotations
 import random
 from datetime import date, datetime
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from api.answers import cheapest_body
+from api.answers import cheapest_json
 from api.cheapest_fast import OfferColumns
 from api.query import CheapestParams
-from api.state import dumps
 from pricedb.models import Availability, PriceStep, Pricing, Unit
 from pricedb.queries import CurrentOffers, Offer
 from pricedb.settings import Settings
@@ -143,8 +143,8 @@ def test_fast_path_answers_as_the_reference(seed: int) -> None:
             params = CheapestParams.model_validate(random_question(rng))
         except ValidationError:  # a combination the parameters refuse (a 422): draw another
             continue
-        reference = dumps(cheapest_body(params, current, SETTINGS, None))
-        fast = dumps(cheapest_body(params, current, SETTINGS, columns))
+        reference = cheapest_json(params, current, SETTINGS, None)
+        fast = cheapest_json(params, current, SETTINGS, columns)
         assert fast == reference, params
         asked += 1
         shown += reference.count(b'"rank":')
@@ -202,3 +202,19 @@ def test_new_questions_are_answered_before_routing_as_the_route_answers(store) -
         for query in REFUSED:
             assert answer_from_memory(state, query) is None
             assert client.get("/cheapest?" + query.decode()).status_code == 422, query
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_column_totals_are_job_costs_own_figures(seed: int) -> None:
+    """What the ranking cuts on is `job_cost`'s total exactly, stepped prices included (a figure one
+    ulp off could leave out an option that ties)."""
+    from api.cheapest import job_cost
+
+    rng = random.Random(seed)
+    offers = [random_offer(rng, i) for i in range(400)]
+    columns = OfferColumns.build(offers, SETTINGS)
+    rows = np.flatnonzero(columns.priced)
+    assert columns.stepped.position.max() >= 0  # some stepped offers were drawn
+    for hours in (0.01, 1.0, 23.999, 24.0, 99.5, 100.0, 731.0, rng.uniform(0, 9000)):
+        expected = [job_cost(offers[row], hours, SETTINGS).total_cny for row in rows]
+        assert columns.totals(rows, hours).tolist() == expected

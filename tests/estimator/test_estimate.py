@@ -10,6 +10,7 @@ import pytest
 
 from api.estimator import (
     EstimateQuery,
+    EstimatorError,
     cny_per_million_tokens,
     decode_step,
     decode_throughput,
@@ -236,6 +237,39 @@ def test_per_gpu_need_is_the_band_high_end_on_that_many_gpus() -> None:
     assert plan.feasible and plan.zero == 3 and plan.strategy.startswith("ZeRO-3 over 8 GPUs")
     assert plan.need_gb < per_gpu_need(est, 2) < per_gpu_need(est, 1)
     assert plan.fits(40) and not per_gpu_plan(est, 1).fits(40) and per_gpu_plan(est, 1).fits(80)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"model": "llama-2-7b", "workload": "inference"},
+        {"model": "llama-2-70b", "workload": "inference", "precision": "int4", "batch": 16, "context": 8192},
+        {"model": "llama-2-13b", "workload": "inference", "engine": "vllm", "batch": 4},
+        {"model": "qwen2.5-14b", "workload": "lora", "context": 4096, "batch": 2},
+        {"model": "llama-2-7b", "workload": "qlora", "gradient_checkpointing": False},
+        {"model": "llama-2-7b", "workload": "full_finetune"},
+        {"model": "llama-2-7b", "workload": "full_finetune", "zero": 0},
+        {"params": "7B", "workload": "full_finetune", "zero": 2, "optimizer": "sgd"},
+        {"model": "gpt2", "workload": "inference", "layers": 3},
+    ],
+)
+def test_a_plan_says_what_the_whole_estimate_on_that_many_gpus_says(fields: dict) -> None:
+    """per_gpu_plan works out only the per-GPU figures; they are the full estimate's own."""
+    query = q(**fields)
+    for n in (1, 2, 3, 4, 8, 16, 64):
+        plan = per_gpu_plan(query, n)
+        try:
+            whole = estimate(query.model_copy(update={"gpus": n}))
+        except EstimatorError as exc:
+            assert exc.param == "gpus" and not plan.feasible and plan.reason == exc.message
+            continue
+        assert plan.feasible
+        assert (plan.need_gb, plan.point_gb, plan.low_gb) == (
+            whole.per_gpu_high_gb,
+            whole.per_gpu_gb,
+            whole.per_gpu_low_gb,
+        )
+        assert (plan.strategy, plan.shardable, plan.zero) == (whole.strategy, whole.shardable, whole.zero)
 
 
 def test_unset_zero_picks_the_smaller_of_ddp_and_zero3() -> None:

@@ -1,0 +1,129 @@
+"""`/cheapest`'s answer written as JSON bytes from pieces of each offer's JSON written once.
+
+An option's JSON (api.cheapest.option_json, then the mem or estimator fields) is the same for an
+offer in every answer but for four members: `rank`, `billed_hours`, `total_cny` and `cost_basis`.
+So each offer's option is written once per data version, as `json.dumps` writes it, and cut at
+those four members (`Cut`); an answer then joins the pieces with the four values and the fields
+that depend on the question. An unpriced offer's entry never changes at all. What this writes is
+byte for byte what `api.state.dumps` writes for the reference answer (tests/api/test_cheapest_fast.py
+compares them on thousands of random questions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from typing import Any
+
+from api.cheapest import JobCost, option_json, unpriced_json
+from api.state import dumps
+from pricedb.queries import Offer
+
+VARYING = ("rank", "billed_hours", "total_cny", "cost_basis")  # what option_json reads from the question
+_PLACEHOLDER = JobCost(0.0, 0.0, "")
+
+
+class Written(list[bytes]):
+    """A JSON array whose elements are already written."""
+
+
+_CONSTANTS: dict[Any, bytes] = {None: b"null", True: b"true", False: b"false"}
+
+
+def value_json(value: Any) -> bytes:
+    """`value` as `dumps` writes it: numbers, text, None, booleans and `[]` directly (most of what
+    options hold), anything else (lists, objects, a subclass, NaN) through `dumps` itself."""
+    kind = type(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value).encode()
+    if kind is str:
+        return encode_basestring(value).encode()
+    if kind is int:
+        return int.__repr__(value).encode()
+    if value is None or kind is bool:
+        return _CONSTANTS[value]
+    if kind is list and not value:
+        return b"[]"
+    return dumps(value)
+
+
+def members(fields: dict[str, Any]) -> bytes:
+    """`fields` written as the members of a JSON object, without its braces (b"" when empty)."""
+    return b",".join([encode_basestring(key).encode() + b":" + value_json(value) for key, value in fields.items()])
+
+
+def write_object(fields: dict[str, Any]) -> bytes:
+    """`dumps(fields)`, where a `Written` value is joined from its ready elements."""
+    parts = []
+    for key, value in fields.items():
+        written = b"[" + b",".join(value) + b"]" if isinstance(value, Written) else value_json(value)
+        parts.append(encode_basestring(key).encode() + b":" + written)
+    return b"{" + b",".join(parts) + b"}"
+
+
+class Cut:
+    """An object's JSON cut around the members named `varying`: `pieces[i]` is what comes before the
+    i-th varying value (its key included), the last piece what follows the last one (no closing brace)."""
+
+    def __init__(self, fields: dict[str, Any], varying: tuple[str, ...]) -> None:
+        pieces = [b"{"]
+        for index, (key, value) in enumerate(fields.items()):
+            pieces[-1] += (b"," if index else b"") + encode_basestring(key).encode() + b":"
+            if key in varying:
+                pieces.append(b"")
+            else:
+                pieces[-1] += value_json(value)
+        self.pieces = tuple(pieces)
+
+    def write(self, values: tuple[bytes, ...], more: bytes = b"") -> bytes:
+        """The object with `values` in the varying members and `more` (members, written) at its end."""
+        out = bytearray(self.pieces[0])
+        for value, piece in zip(values, self.pieces[1:], strict=True):
+            out += value
+            out += piece
+        if more:
+            out += b","
+            out += more
+        out += b"}"
+        return bytes(out)
+
+
+class OfferPieces:
+    """Each offer's option and unpriced entry, written the first time an answer shows it (an offer
+    never shown costs nothing) and kept while the offers are current."""
+
+    def __init__(self, offers: list[Offer]) -> None:
+        self._offers = offers
+        self._options: dict[int, Cut] = {}
+        self._unpriced: dict[int, bytes] = {}
+
+    def option(self, row: int, rank: int, cost: JobCost, more: dict[str, Any]) -> bytes:
+        cut = self._options.get(row)
+        if cut is None:
+            cut = self._options[row] = Cut(option_json(0, self._offers[row], _PLACEHOLDER), VARYING)
+        values = (
+            int.__repr__(rank).encode(),
+            value_json(round(cost.billed_hours, 6)),
+            value_json(round(cost.total_cny, 2)),
+            value_json(cost.basis),
+        )
+        return cut.write(values, members(more))
+
+    def unpriced(self, row: int) -> bytes:
+        found = self._unpriced.get(row)
+        if found is None:
+            found = self._unpriced[row] = dumps(unpriced_json(self._offers[row]))
+        return found
+
+
+def written_answer(
+    fields: Callable[[Written, Written], dict[str, Any]],
+    pieces: OfferPieces,
+    ranked: list[tuple[int, JobCost, dict[str, Any]]],
+    unpriced: list[int],
+) -> bytes:
+    """The answer whose members `fields(options, unpriced)` gives, with the options (row, cost, their
+    question's fields) and unpriced rows written from `pieces`."""
+    options = Written(pieces.option(row, rank, cost, more) for rank, (row, cost, more) in enumerate(ranked, start=1))
+    return write_object(fields(options, Written(pieces.unpriced(row) for row in unpriced)))

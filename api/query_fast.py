@@ -1,0 +1,118 @@
+"""The common `/cheapest` question read without the parameter model's validation machinery.
+
+Validating `CheapestParams` costs more than answering a `mem` question over the columnar offers
+(api.cheapest_fast), and most questions are plain: `mem`, `hours`, filters, flags, `limit`. Those
+are parsed here by the very functions the model's validators call (api.parsing and the model's
+own list parsers), into the `CheapestParams` the model would make (`model_construct`: every value
+already parsed, the model's checks across parameters have nothing to refuse in such a question).
+Anything else — another parameter, an empty or unusual value, a value a parser refuses — gives
+None, and the model reads the question as usual, with its 422 naming the parameter.
+tests/api/test_query_fast.py holds both readings equal on many random query strings.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from pydantic import ValidationError
+
+from api.limits import limits_of
+from api.parsing import parse_bool, parse_hours, parse_mem_gb, parse_pricings, parse_regions
+from api.query import CheapestParams, parse_gpus, parse_providers
+from pricedb.settings import Settings
+
+_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
+def _flag(text: str) -> bool:
+    return parse_bool(text, default=False)
+
+
+def _total(text: str) -> str:
+    if text != "total":
+        raise ValueError("another ranking: the model reads it")
+    return text
+
+
+PLAIN: dict[str, Callable[[str], Any]] = {
+    "mem": parse_mem_gb,
+    "hours": parse_hours,
+    "gpu": lambda text: tuple(parse_gpus(text)),
+    "pricing": lambda text: tuple(parse_pricings(text)),
+    "provider": lambda text: tuple(parse_providers(text)),
+    "region": lambda text: tuple(parse_regions(text)),
+    "include_unavailable": _flag,
+    "include_stale": _flag,
+    "single_gpu": _flag,
+    "interruptible": _flag,
+    "rank_by": _total,
+}
+
+
+# Every other field's default, given to `model_construct` (which otherwise inspects each default
+# factory's signature on every call).
+DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in CheapestParams.model_fields.items()}
+
+
+def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | None:
+    """The `CheapestParams` of a plain `mem` question, or None when the model must read it."""
+    given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))  # the last one given counts
+    if "mem" not in given:
+        return None
+    values: dict[str, Any] = {}
+    try:
+        for name, text in given.items():
+            if name == "limit":
+                if not _DIGITS.fullmatch(text) or not 1 <= int(text) <= settings.max_limit:
+                    return None
+                values[name] = int(text)
+                continue
+            parse = PLAIN.get(name)
+            if parse is None or not text:
+                return None
+            values[name] = parse(text)
+    except ValueError:
+        return None
+    return CheapestParams.model_construct(set(values), **{**DEFAULTS, **values})
+
+
+REUSED = 512  # questions (without their hours) whose parameters are kept, least recently asked first out
+_reused: OrderedDict[tuple[Any, ...], CheapestParams] = OrderedDict()
+_reused_lock = threading.Lock()
+
+
+def reused_params(query_string: bytes, settings: Settings) -> CheapestParams | None:
+    """The `CheapestParams` of a question asked before with other `hours` (or none), copied with this
+    question's hours: validating a question by model and workload runs the estimator, and its copies
+    share what the answers work out from it (`CheapestParams.shared`: the judge's memo). None for a
+    question about an amount of work (hours are refused there), a refused one, or hours the parser
+    refuses: the model then reads it as usual."""
+    given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
+    hours_text = given.pop("hours", None)
+    try:
+        hours = None if hours_text is None else parse_hours(hours_text)
+    except ValueError:
+        return None
+    key = (settings.max_limit, *sorted(given.items()))
+    with _reused_lock:
+        found = _reused.get(key)
+        if found is not None:
+            _reused.move_to_end(key)
+    if found is None:
+        try:
+            with limits_of(settings):
+                found = CheapestParams.model_validate(given)
+        except ValidationError:
+            return None
+        if found.work is not None:
+            return None
+        with _reused_lock:
+            _reused[key] = found
+            while len(_reused) > REUSED:
+                _reused.popitem(last=False)
+    return found if hours is None else found.model_copy(update={"hours": hours})

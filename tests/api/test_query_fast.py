@@ -1,0 +1,120 @@
+"""A plain `/cheapest` question read by api.query_fast is the `CheapestParams` the model makes of
+it, and whatever it does not read (or reads as wrong) is left to the model: random query strings,
+valid and invalid, with repeated, empty, encoded and unknown parameters."""
+
+from __future__ import annotations
+
+import random
+from urllib.parse import quote
+
+import pytest
+from pydantic import ValidationError
+
+from api.answer_cache import _as_routed
+from api.limits import limits_of
+from api.query import CheapestParams
+from api.query_fast import plain_params, reused_params
+from pricedb.settings import Settings
+
+SETTINGS = Settings(max_limit=50)
+VALUES = {
+    "mem": ("60", "60GB", "60 GB", "40gib", "1TB", "0.5", ".5", "0", "-1", "abc", "", "100001", "1e3", "nan"),
+    "hours": ("1", "0.5", "200", "1e3", "0", "-2", "nan", "inf", "87600", "87601", "", "abc", "24h"),
+    "gpu": ("A100", "a100,H100", "A100, ,L4", "nope", "", ",", "H100,A100,H100"),
+    "pricing": ("spot", "ON_DEMAND,spot", "monthly, reserved_1y", "cheap", ""),
+    "provider": ("aws", "AWS,azure", "nowhere", "", "aws,aws"),
+    "region": ("us-east-1", "US East 1,eastus", "bad/region", "", "x" * 70),
+    "include_stale": ("true", "1", "no", "maybe", ""),
+    "include_unavailable": ("yes", "off", "T", ""),
+    "single_gpu": ("true", "false", "2"),
+    "interruptible": ("false", "ON", ""),
+    "limit": ("1", "10", "010", "50", "51", "0", " 5", "+5", "5.0", "abc", ""),
+    "rank_by": ("total", "TOTAL", "per_mtoken", "job_total", ""),
+    "model": ("llama-2-7b", ""),
+    "tokens": ("2B",),
+    "memory": ("60",),
+}
+
+
+def random_query(rng: random.Random) -> bytes:
+    names = ["mem"] if rng.random() < 0.9 else []
+    names += rng.sample(list(VALUES), rng.randint(0, 5))
+    if rng.random() < 0.1:
+        names.append(rng.choice(names or ["mem"]))  # a parameter given twice: the last one counts
+    parts = []
+    for name in names:
+        value = rng.choice(VALUES[name])
+        written = quote(value, safe=",") if rng.random() < 0.7 else value.replace(" ", "+")
+        parts.append(f"{name}={written}")
+    return "&".join(parts).encode()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_questions_read_as_the_model_reads_them(seed: int) -> None:
+    rng = random.Random(seed)
+    read_here = 0
+    for _ in range(1500):
+        query = random_query(rng)
+        fast = plain_params(query, SETTINGS)
+        try:
+            with limits_of(SETTINGS):
+                model = CheapestParams.model_validate(_as_routed(query))
+        except ValidationError:
+            assert fast is None, query  # refused by the model: the model must say why
+            continue
+        if fast is None:
+            continue
+        read_here += 1
+        assert fast.model_dump() == model.model_dump(), query
+        assert fast.model_dump_json() == model.model_dump_json(), query  # the answer cache's key
+        assert fast.to_query() == model.to_query(), query
+        assert fast.work is None and fast.estimate is None
+    assert read_here > 100  # the plain path was exercised, not only the fallback
+
+
+MODEL_QUESTIONS = (
+    "model=llama-2-7b&workload=inference",
+    "model=llama-2-13b&workload=lora&context=4096&batch=2",
+    "model=llama-2-70b&workload=inference&precision=int4&gpu=A100,H100&include_stale=true",
+    "model=qwen2.5-14b&workload=inference&batch=8&single_gpu=true&limit=3",
+    "model=llama-2-7b&workload=full_finetune&gpus=2&provider=aws,vast",
+    "params=7B&workload=qlora&pricing=spot,on_demand",
+    "mem=60&gpu=",  # an empty value: not a plain question, read by the model and kept
+    "model=llama-2-7b&workload=inference&rank_by=per_mtoken",
+)
+REFUSED_TWICE = (
+    "model=llama-2-7b&workload=lora&tokens=2B",  # an amount of work: hours are refused there
+    "model=nope&workload=inference",
+    "model=llama-2-7b&mem=60",
+)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_questions_asked_again_with_other_hours_answer_as_new_ones(seed: int) -> None:
+    """A question asked before with other hours reuses its parameters and its judge's memo; each
+    answer is still the reference's, byte for byte, over random offers."""
+    from api.answers import cheapest_json
+    from api.cheapest_fast import OfferColumns
+    from pricedb.queries import CurrentOffers
+    from tests.api.test_cheapest_fast import OBSERVED, random_offer
+
+    rng = random.Random(seed)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(300))}.values(), key=lambda o: o.key)
+    current = CurrentOffers(offers, OBSERVED, None)
+    columns = OfferColumns.build(offers, SETTINGS)
+    for _ in range(120):
+        question = rng.choice(MODEL_QUESTIONS)
+        if rng.random() < 0.8:
+            question += f"&hours={rng.choice(('1', '24', '731', str(rng.uniform(0, 5000))))}"
+        query = question.encode()
+        reused = reused_params(query, SETTINGS)
+        with limits_of(SETTINGS):
+            model = CheapestParams.model_validate(_as_routed(query))
+        assert reused is not None, question
+        assert reused.model_dump() == model.model_dump(), question
+        assert reused.estimate == model.estimate, question
+        reference = cheapest_json(model, current, SETTINGS, None)
+        assert cheapest_json(reused, current, SETTINGS, columns) == reference, question
+    for question in REFUSED_TWICE:
+        for hours in ("", "&hours=2"):
+            assert reused_params((question + hours).encode(), SETTINGS) is None
