@@ -3,15 +3,22 @@
 
 from __future__ import annotations
 
+import math
+import threading
+import weakref
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from api.budget import check_budget
 from api.errors import ApiError
 from api.query import HistoryParams, OffersParams
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
-from pricedb.history import HistoryQuery, TooManyPoints, history
+from pricedb.history import History, HistoryQuery, PointBuilder, Series, TooManyPoints, history
+from pricedb.history_layout import Layout, read_layout
 from pricedb.snapshot import Snapshot, SnapshotPage, end_of_day_utc, snapshot_of_day, snapshot_page
+from pricedb.store import PriceStore
 
 DEFAULT_HISTORY_DAYS = 30
 
@@ -64,13 +71,31 @@ def _too_broad(query: HistoryQuery, exc: TooManyPoints) -> ApiError:
     )
 
 
-def _history_body(state: AppState, query: HistoryQuery) -> bytes:
-    """The answer's JSON, encoded one series at a time: a big answer is many short encodings, between
-    which other threads (the event loop) get the interpreter, not one long one that holds it."""
-    try:
-        found = history(state.cursor(), query)
-    except TooManyPoints as exc:
-        raise _too_broad(query, exc) from None
+_layouts: weakref.WeakKeyDictionary[PriceStore, tuple[int, Layout]] = weakref.WeakKeyDictionary()
+_layouts_lock = threading.Lock()
+
+
+def _layout(state: AppState) -> Layout:
+    """The history layout at the store's data version, read once per version (its series numbers once
+    per compaction), so a named offer's question is one query."""
+    store = state.store
+    version = store.version  # read before the layout: a write meanwhile only makes the layout newer
+    with _layouts_lock:
+        held = _layouts.get(store)
+    if held is not None and held[0] == version:
+        return held[1]
+    layout = read_layout(state.cursor(), held[1] if held is not None else None)
+    with _layouts_lock:
+        _layouts[store] = (version, layout)
+    return layout
+
+
+def _number(value: float | None) -> str:
+    """`dumps`'s text for a number or null (repr for a finite float: what json writes)."""
+    return repr(value) if type(value) is float and math.isfinite(value) else dumps(value).decode()
+
+
+def _moment_texts() -> Callable[[datetime], str]:
     moments: dict[datetime, str] = {}  # points share their observation moments: format each once
 
     def at(moment: datetime) -> str:
@@ -81,7 +106,47 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
             )
         return text
 
-    head = {
+    return at
+
+
+def _point_json(at: Callable[[datetime], str]) -> PointBuilder:
+    """Each point written straight to its JSON text, as `dumps` writes the plain point (as_dict) whose
+    moment is `at`'s text; tests compare the two."""
+
+    def point(
+        moment: datetime, price: float, per_hour: float | None, per_gb: float | None, changed: tuple[str, str] | None
+    ) -> str:
+        text = (
+            f'{{"observed_at":"{at(moment)}","price":{_number(price)},"cny_per_hour":{_number(per_hour)},'
+            f'"cny_per_gb_hour":{_number(per_gb)}'
+        )
+        if changed is None:
+            return text + "}"
+        return text + f',"currency":{dumps(changed[0]).decode()},"unit":{dumps(changed[1]).decode()}}}'
+
+    return point
+
+
+def _history_body(state: AppState, query: HistoryQuery) -> bytes:
+    """The answer's JSON, each point written as it is read and the series encoded one at a time: a big
+    answer is many short steps, between which other threads (the event loop) get the interpreter, not
+    one long one that holds it."""
+    at = _moment_texts()
+    try:
+        found = history(state.cursor(), query, layout=_layout(state), point=_point_json(at))
+    except TooManyPoints as exc:
+        raise _too_broad(query, exc) from None
+    series = []
+    for s in found.series:
+        check_budget()
+        head_of_series = dumps({**series_head(s), "points": []})
+        series.append(head_of_series[: -len(b"[]}")] + ("[" + ",".join(s.points) + "]}").encode())
+    return dumps(answer_head(query, found))[: -len(b"[]}")] + b"[" + b",".join(series) + b"]}"
+
+
+def answer_head(query: HistoryQuery, found: History) -> dict[str, Any]:
+    """The answer's fields before its series (`series` empty)."""
+    return {
         "query": {
             "since": iso_utc(query.since),
             "until": iso_utc(query.until),
@@ -98,26 +163,14 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
         "points": found.points,
         "series": [],
     }
-    series = []
-    for s in found.series:
-        check_budget()
-        series.append(
-            dumps(
-                {
-                    "provider": s.provider,
-                    "region": s.region,
-                    "sku": s.sku,
-                    "pricing": s.pricing,
-                    "gpu_model": s.gpu_model,
-                    "gpu_memory_gb": s.gpu_memory_gb,
-                    "gpu_count": s.gpu_count,
-                    "currency": s.currency,
-                    "unit": s.unit,
-                    "points": [{**p, "observed_at": at(p["observed_at"])} for p in s.points],
-                }
-            )
-        )
-    return dumps(head)[: -len(b"[]}")] + b"[" + b",".join(series) + b"]}"
+
+
+SERIES_FIELDS = ("provider", "region", "sku", "pricing", "gpu_model", "gpu_memory_gb", "gpu_count", "currency", "unit")
+
+
+def series_head(s: Series) -> dict[str, Any]:
+    """A series' fields before its points."""
+    return {name: getattr(s, name) for name in SERIES_FIELDS}
 
 
 def history_answer(state: AppState, params: HistoryParams) -> bytes:

@@ -7,14 +7,14 @@ order."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
-from pricedb.history_layout import named_offers_source
+from pricedb.history_layout import Layout, named_offers_source
 from pricedb.offer_filter import OfferFilter, sql_where
 
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
@@ -42,7 +42,7 @@ class Series:
     gpu_count: int
     currency: str
     unit: str
-    points: list[dict[str, Any]] = field(default_factory=list)
+    points: list[Any] = field(default_factory=list)  # as `history`'s `point` builds them (default: dicts)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -73,13 +73,15 @@ def _in(column: str, chosen: set[str]) -> tuple[str, list[Any]]:
     return f"{column} IN ({', '.join('?' for _ in chosen)})", sorted(chosen)
 
 
-def _source(cur: duckdb.DuckDBPyConnection, offers: OfferFilter, laid_out: bool) -> str:
+def _source(cur: duckdb.DuckDBPyConnection, offers: OfferFilter, laid_out: bool, layout: Layout | None) -> str:
     """Where the observations are read: for a question naming its offers (provider, region, sku and
     pricing each given), their points as laid out by offer (pricedb.history_layout) plus the newest;
     otherwise the observations table."""
     if not (laid_out and offers.providers and offers.regions and offers.skus and offers.pricings):
         return "observations"
-    return named_offers_source(cur, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings)
+    return named_offers_source(
+        cur, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings, layout
+    )
 
 
 _POINTS = """
@@ -91,13 +93,35 @@ _POINTS = """
 """
 
 
-def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery, laid_out: bool = True) -> History:
+# One point of a series from (observed_at, price, cny_per_hour, cny_per_gb_hour) and, when they differ
+# from the series' own, the point's (currency, unit); `as_dict` is the plain form.
+PointBuilder = Callable[[datetime, float, float | None, float | None, tuple[str, str] | None], Any]
+
+
+def as_dict(
+    at: datetime, price: float, per_hour: float | None, per_gb: float | None, changed: tuple[str, str] | None
+) -> dict[str, Any]:
+    point: dict[str, Any] = {"observed_at": at, "price": price, "cny_per_hour": per_hour, "cny_per_gb_hour": per_gb}
+    if changed is not None:  # the provider changed how it prices
+        point.update(currency=changed[0], unit=changed[1])
+    return point
+
+
+def history(
+    cur: duckdb.DuckDBPyConnection,
+    query: HistoryQuery,
+    laid_out: bool = True,
+    layout: Layout | None = None,
+    point: PointBuilder = as_dict,
+) -> History:
     """Two passes: the matching series (keys only, one cheap scan), then the points of the page's
     series, selected by their exact key values (plain equality filters DuckDB pushes into the scan).
     A question naming its offers reads their few points once, laid out by offer, and pages them here.
-    `laid_out=False` reads the observations table only (the same answer; tests compare the two)."""
+    `laid_out=False` reads the observations table only (the same answer; tests compare the two).
+    `layout`: the layout read at this data version (pricedb.history_layout.read_layout), which spares
+    the named question its look-ups; `point` builds each point (api.history writes their JSON)."""
     where, values = _where(query)
-    observations = _source(cur, query.offers, laid_out)
+    observations = _source(cur, query.offers, laid_out, layout)
     if observations != "observations":
         rows = cur.execute(_POINTS.format(source=observations, where=where), values).fetchall()
         keys = list(dict.fromkeys(tuple(row[:4]) for row in rows))
@@ -107,7 +131,7 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery, laid_out: bool 
             points = sum(tuple(row[:4]) in wanted for row in rows)
             if points > query.max_points:
                 raise TooManyPoints(points, len(page), query.max_points)
-        return _series(iter(rows), wanted, len(keys))
+        return _series(iter(rows), wanted, len(keys), point)
     keys = cur.execute(
         f"SELECT DISTINCT provider, region, sku, pricing FROM {observations} WHERE {where} "
         "ORDER BY provider, region, sku, pricing",
@@ -136,10 +160,12 @@ def history(cur: duckdb.DuckDBPyConnection, query: HistoryQuery, laid_out: bool 
         [*values, *narrow_values],
     )
     rows = (row for chunk in iter(lambda: cur.fetchmany(FETCH_ROWS), []) for row in chunk)
-    return _series(rows, wanted, len(keys))
+    return _series(rows, wanted, len(keys), point)
 
 
-def _series(rows: Iterator[tuple[Any, ...]], wanted: set[tuple[Any, ...]], total_series: int) -> History:
+def _series(
+    rows: Iterator[tuple[Any, ...]], wanted: set[tuple[Any, ...]], total_series: int, point: PointBuilder
+) -> History:
     """The page's series from point rows in key and time order."""
     series: list[Series] = []
     current: Series | None = None
@@ -152,9 +178,7 @@ def _series(rows: Iterator[tuple[Any, ...]], wanted: set[tuple[Any, ...]], total
         if current is None or current_key != key:
             current, current_key = Series(provider, region, sku, pricing, model, memory, gpus, currency, unit), key
             series.append(current)
-        point: dict[str, Any] = {"observed_at": at, "price": price, "cny_per_hour": per_hour, "cny_per_gb_hour": per_gb}
-        if (currency, unit) != (current.currency, current.unit):  # the provider changed how it prices
-            point.update(currency=currency, unit=unit)
-        current.points.append(point)
+        changed = None if currency == current.currency and unit == current.unit else (currency, unit)
+        current.points.append(point(at, price, per_hour, per_gb, changed))
         count += 1
     return History(series, total_series, count)

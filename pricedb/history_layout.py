@@ -14,6 +14,9 @@ run at any time (a question between two compactions reads a longer tail)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import product
+
 import duckdb
 
 # The columns history reads (pricedb.history) and filters on (pricedb.offer_filter.sql_where).
@@ -23,6 +26,50 @@ POINT_COLUMNS = (
 )  # fmt: skip
 _COLUMNS = ", ".join(POINT_COLUMNS)
 _KEY = ("provider", "region", "sku", "pricing")
+MAX_SERIES_IN_MEMORY = 500_000  # a bigger layout's series numbers are looked up in SQL per question
+MAX_NAMED_KEYS = 1_000  # a question naming more key combinations looks them up in SQL
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The layout as one data version sees it, read once and kept by the caller for that version
+    (api.history), so a named offer's question costs one query, not three: the newest id laid out,
+    the newest observation (no tail to read when they are equal) and every series number by key
+    (provider, lower(region), sku, pricing); `series` is None when there are too many to hold."""
+
+    compacted_upto: int
+    newest_id: int
+    series: dict[tuple[str, str, str, str], tuple[int, ...]] | None
+
+    def series_of(
+        self, providers: tuple[str, ...], lower_regions: list[str], skus: tuple[str, ...], pricings: tuple[str, ...]
+    ) -> list[int] | None:
+        """The series numbers these values name (every combination), None when not held in memory."""
+        if self.series is None or len(providers) * len(lower_regions) * len(skus) * len(pricings) > MAX_NAMED_KEYS:
+            return None
+        found = self.series
+        return [number for key in product(providers, lower_regions, skus, pricings) for number in found.get(key, ())]
+
+
+def read_layout(cur: duckdb.DuckDBPyConnection, previous: Layout | None = None) -> Layout:
+    """The layout now; the series numbers are taken from `previous` when no compaction happened since."""
+    row = cur.execute(
+        "SELECT (SELECT compacted_upto FROM history_layout), (SELECT coalesce(max(observation_id), 0) FROM "
+        "observations), (SELECT count(*) FROM history_series)"
+    ).fetchone()
+    upto, newest, count = (int(v or 0) for v in row) if row else (0, 0, 0)
+    if count > MAX_SERIES_IN_MEMORY:
+        return Layout(upto, newest, None)
+    if previous is not None and previous.compacted_upto == upto and previous.series is not None:
+        return Layout(upto, newest, previous.series)
+    series: dict[tuple[str, str, str, str], tuple[int, ...]] = {}
+    texts: dict[str, str] = {}  # providers, regions and pricings repeat: keep each text once
+    for number, *key in cur.execute(
+        "SELECT series, provider, lower(region), sku, pricing FROM history_series"
+    ).fetchall():
+        shared = tuple(texts.setdefault(text, text) for text in key)
+        series[shared] = (*series.get(shared, ()), int(number))  # type: ignore[index]
+    return Layout(upto, newest, series)
 
 
 def compact(cur: duckdb.DuckDBPyConnection) -> int:
@@ -54,9 +101,20 @@ def named_offers_source(
     lower_regions: list[str],
     skus: tuple[str, ...],
     pricings: tuple[str, ...],
+    layout: Layout | None = None,
 ) -> str:
     """A FROM clause holding every observation of the offers these values name (and perhaps a few
-    more: the history query's own filters apply on top)."""
+    more: the history query's own filters apply on top). With `layout` (read at this data version),
+    no query: its series numbers, and no tail when nothing was appended since the compaction."""
+    held = layout.series_of(providers, lower_regions, skus, pricings) if layout is not None else None
+    if layout is not None and held is not None:
+        laid_out = ", ".join(str(s) for s in sorted(held)) or "NULL"
+        points = f"SELECT {_COLUMNS} FROM history_points WHERE series IN ({laid_out})"
+        if layout.newest_id <= layout.compacted_upto:
+            return f"({points})"
+        return (
+            f"({points} UNION ALL SELECT {_COLUMNS} FROM observations WHERE observation_id > {layout.compacted_upto})"
+        )
     clauses, values = [], []
     for column, any_of in (("provider", providers), ("lower(region)", lower_regions), ("sku", skus),
                            ("pricing", pricings)):  # fmt: skip
