@@ -12,8 +12,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from html import escape
 from itertools import chain
 from typing import Annotated, Any, get_args
@@ -25,13 +26,14 @@ from api.answers import offers_answer, offers_result
 from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
+from api.web.cell_memo import CellMemo, Places, offer_key, ranks_in_order, way_of
 from api.web.html import Page, query_string
 from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
-from api.web.row_memo import OfferKey, RowMemo, offer_key
 from api.web.table import (
     DERIVED,
     Column,
+    Rates,
     column_cells,
     columns_of,
     csv_value,
@@ -89,8 +91,8 @@ class Market:
     shown: list[Column] = field(default_factory=list)
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
     choices: dict[str, list[str]] = field(default_factory=dict)
-    memo: RowMemo | None = None  # the rows written before for the same columns, currency and language
-    refit: Callable[[], None] = lambda: None  # charge the memo again once it grew
+    cells: CellMemo | None = None  # the cells written before (or when the data landed), by column and way
+    refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -109,29 +111,25 @@ class Market:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
         return list(zip(*self.columns_cells(), strict=True)) if self.shown else [() for _ in self.rows]
 
-    def rows_html(self) -> bytes:
-        """The table's body, UTF-8, written a column at a time rather than through the template
-        engine: thousands of rows, each a few formatted cells. Rows written for an earlier view come
-        from the memo; only each row's place in offer-key order (`data-k`) is the view's own."""
-        keys = [offer_key(row) for row in self.rows]
-        if self.memo is None:
-            written = self._rows_after_rank(self.rows)
-        else:
-            written, grew = self.memo.written(keys, self.rows, self._rows_after_rank)
-            if grew:
-                self.refit()
-        starts = [b'\n<tr data-k="%d"' % rank for rank in _key_ranks(keys)]
-        return b"".join(chain.from_iterable(zip(starts, written, strict=True)))[1:]
-
-    def _rows_after_rank(self, rows: list[dict[str, Any]]) -> list[bytes]:
-        """Each row's `<tr>` from after its `data-k` to its end, UTF-8."""
-        heads = [
-            f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
-            f'data-c="{escape(row.get("currency") or "")}">'
-            for row in rows
-        ]
-        cells = self.columns_cells(html=True, rows=rows)
-        return [(head + "".join(row_cells) + "</tr>").encode() for head, *row_cells in zip(heads, *cells, strict=True)]
+    def rows_html(self) -> list[bytes]:
+        """The table's body as UTF-8 pieces to join, written a column at a time rather than through
+        the template engine: thousands of rows, each a few formatted cells. Fast, the cells come
+        from the cell memo (written when the data landed or for an earlier view) and only each
+        row's place in offer-key order (`data-k`) is the view's own; plain, every row is written."""
+        if self.cells is None:
+            keys = [offer_key(row) for row in self.rows]
+            heads, columns = row_heads(self.rows), self.columns_cells(html=True)
+            written = [
+                f'<tr data-k="{rank}"{head}{"".join(cells)}</tr>'
+                for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
+            ]
+            return ["\n".join(written).encode()]
+        places, heads, columns = kept_cells(self.cells, self.page, self.view.cur, self.rates, self.shown, self.rows)
+        self.refit()
+        starts = [b'\n<tr data-k="%d"' % rank for rank in self.cells.ranks(places)]
+        if starts:
+            starts[0] = starts[0].removeprefix(b"\n")
+        return list(chain.from_iterable(zip(starts, heads, *columns, [b"</tr>"] * len(starts), strict=True)))
 
     def header(self) -> list[dict[str, Any]]:
         words = self.page.words
@@ -171,13 +169,45 @@ def _text(value: float | None) -> str:
     return "" if value is None else repr(value)
 
 
-def _key_ranks(keys: list[OfferKey]) -> list[int]:
-    """Each row's place in offer-key order: the tie-break of every sort, on the page as in `/offers`."""
-    keyed = sorted(range(len(keys)), key=keys.__getitem__)
-    ranks = [0] * len(keys)
-    for rank, index in enumerate(keyed):
-        ranks[index] = rank
-    return ranks
+HEAD_WAY = ("<tr>",)  # a row's attributes after its `data-k`, kept in the cell memo as a column of their own
+
+
+def row_heads(rows: list[dict[str, Any]]) -> list[str]:
+    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures came from."""
+    return [
+        f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
+        f'data-c="{escape(row.get("currency") or "")}">'
+        for row in rows
+    ]
+
+
+def kept_cells(
+    memo: CellMemo, page: Page, currency: str, rates: Rates, shown: list[Column], rows: list[dict[str, Any]]
+) -> tuple[Places, Sequence[bytes], list[Sequence[bytes]]]:
+    """The rows' places in `memo`, their heads and each shown column's cells, from `memo` (written
+    into it where missing)."""
+    places = memo.places([offer_key(row) for row in rows], rows)
+    words, link = page.words, page.offer_link
+    cells = [
+        memo.cells(
+            way_of(c, currency, page.lang, page.lang_given),
+            places,
+            rows,
+            lambda todo, c=c: column_cells(c, todo, words, currency, rates, link if c.key == "sku" else None, True),
+        )
+        for c in shown
+    ]
+    return places, memo.cells(HEAD_WAY, places, rows, row_heads), cells
+
+
+def cell_memo(state: AppState, day: date | None, today: date) -> tuple[CellMemo, Callable[[], None]]:
+    """The cell memo of a day's market (None: the current one), kept in the state's answer cache
+    (which forgets it when the offers change) and bounded to a tenth of that cache; and how to
+    charge it again once it grew. Cells depend on the day too: the latest rates convert the figures
+    that needed no conversion."""
+    key = ("market_cells", day, today)
+    memo = state.cached_value(key, lambda _: CellMemo(int(state.settings.answer_cache_mb * 2**20) // 10))
+    return memo, lambda: state.refit(key, memo)
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:
@@ -232,8 +262,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
         rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]
     if view.min_total is not None:
         rows = [r for r in rows if r["gpu_count"] * r["gpu_memory_gb"] >= view.min_total]
-    keys = list(rows[0]) if rows else list(DEFAULT_COLUMNS)
-    keys.insert(keys.index("gpu_count") + 1 if "gpu_count" in keys else len(keys), "total_gb")
+    keys = column_keys(rows)
     if view.sort not in keys:
         found.problems.append({"parameter": "sort", "message": f"no column {view.sort!r}", "value": view.sort})
         view.sort = DEFAULT_SORT
@@ -248,13 +277,15 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
     today = state.clock().date()
     found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), today)
     if fast:
-        # Rows depend on the data (a day's market is other data), the way they are written, and the
-        # day (the latest rates convert the figures that needed no conversion).
-        written_as = (params.date, view.cur, page.lang, page.lang_given, tuple((c.key, c.kind) for c in found.shown))
-        key = ("market_rows", *written_as, today)
-        memo = found.memo = state.cached_value(key, lambda _: RowMemo())
-        found.refit = lambda: state.refit(key, memo)
+        found.cells, found.refit = cell_memo(state, params.date, today)
     return found
+
+
+def column_keys(rows: list[dict[str, Any]]) -> list[str]:
+    """Every column there is: the rows' fields, and the total memory after the GPU count."""
+    keys = list(rows[0]) if rows else list(DEFAULT_COLUMNS)
+    keys.insert(keys.index("gpu_count") + 1 if "gpu_count" in keys else len(keys), "total_gb")
+    return keys
 
 
 def _chosen(page: Page, name: str) -> set[str]:
