@@ -49,6 +49,9 @@ DEFAULT_COLUMNS = (
 )  # fmt: skip
 API_SORTS = frozenset(get_args(OffersParams.model_fields["sort"].annotation))
 DEFAULT_SORT = OffersParams.model_fields["sort"].default
+# API sorts whose values a row holds as the offer does (`observed_at` is written to the second, the
+# offer keeps microseconds), so sorting rows orders them as `/offers` orders the offers.
+SORTED_HERE = API_SORTS - {"observed_at"}
 ROWS = Markup("<!--rows-->")  # where the page's rows go (escaped text can never read so)
 PAGE_ONLY = frozenset({"cur", "cols", "sort", "desc", "mem_gpu", "min_total", "lang"})
 
@@ -242,6 +245,19 @@ def _choices(current: CurrentOffers) -> dict[str, list[str]]:
     }
 
 
+def _answer_fast(state: AppState, params: OffersParams) -> dict[str, Any]:
+    """The `/offers` answer as built. Sorted by one of the offers' own values, it is the answer in
+    the default order sorted here as `/offers` sorts, when that answer holds every row (no other
+    page of it): a new sort then costs a sort, not a new answer and its JSON."""
+    default = {"sort": DEFAULT_SORT, "desc": False}
+    if params.sort not in SORTED_HERE or {"sort": params.sort, "desc": params.desc} == default:
+        return offers_result(state, params).payload
+    answer = offers_result(state, params.model_copy(update=default)).payload
+    if answer["offset"] != 0 or answer["count"] != len(answer["offers"]):
+        return offers_result(state, params).payload
+    return {**answer, "offers": sort_rows(answer["offers"], params.sort, params.desc)}
+
+
 def market(state: AppState, page: Page, fast: bool = True) -> Market:
     """The page's view of `/offers` (may raise ApiError, e.g. for a future `date`). Fast, it reads
     the answer as built and the rows and filter choices kept for the current offers; not `fast`, it
@@ -256,7 +272,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
     found = Market(page, view or MarketView(), params, view_problems + problems, choices=choices)
     if params is None or view is None:
         return found
-    found.answer = offers_result(state, params).payload if fast else json.loads(offers_answer(state, params))
+    found.answer = _answer_fast(state, params) if fast else json.loads(offers_answer(state, params))
     rows = found.answer["offers"]
     if view.mem_gpu:
         rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]

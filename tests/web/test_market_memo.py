@@ -54,6 +54,9 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("cur", "USD"), ("sort", "total_gb")], False),
         ("en", [("cur", "USD"), ("sort", "region")], False),
         ("en", [("cur", "native"), ("sort", "price"), ("desc", "true")], False),
+        ("en", [("sort", "provider"), ("gpu", "A100,H100")], False),  # sorted here from the answer in default order
+        ("en", [("sort", "cny_per_hour"), ("desc", "true"), ("limit", "5"), ("offset", "5")], False),  # a page of it
+        ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # the API sorts (to the microsecond)
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("sort", "observed_at")], False),
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("mem_gpu", "80GB")], False),
         ("en", [("cols", "provider,sku,price,price_steps,notes")], False),
