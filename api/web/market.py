@@ -231,6 +231,20 @@ def sort_rows(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str
     return sorted(rows, key=order, reverse=desc)
 
 
+def sort_rows_fast(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str, Any]]:
+    """`sort_rows` in two stable sorts with keys read in C (no Python call per comparison or
+    row): by offer key, then by value, the rows without one after (before, descending)."""
+    derive = DERIVED.get(key)
+    values = [derive(row) for row in rows] if derive is not None else [row.get(key) for row in rows]
+    if any(isinstance(v, list | dict) for v in values):
+        values = [json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in values]
+    keys = [offer_key(row) for row in rows]
+    by_key = sorted(range(len(rows)), key=keys.__getitem__, reverse=desc)
+    known = sorted((i for i in by_key if values[i] is not None), key=values.__getitem__, reverse=desc)
+    unknown = [i for i in by_key if values[i] is None]
+    return [rows[i] for i in (unknown + known if desc else known + unknown)]
+
+
 def _choices(current: CurrentOffers) -> dict[str, list[str]]:
     """What the filters offer: the values the current offers have (a new card appears by itself)."""
     offers = current.offers
@@ -255,7 +269,7 @@ def _answer_fast(state: AppState, params: OffersParams) -> dict[str, Any]:
     answer = offers_result(state, params.model_copy(update=default)).payload
     if answer["offset"] != 0 or answer["count"] != len(answer["offers"]):
         return offers_result(state, params).payload
-    return {**answer, "offers": sort_rows(answer["offers"], params.sort, params.desc)}
+    return {**answer, "offers": sort_rows_fast(answer["offers"], params.sort, params.desc)}
 
 
 def market(state: AppState, page: Page, fast: bool = True) -> Market:
@@ -283,7 +297,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
         found.problems.append({"parameter": "sort", "message": f"no column {view.sort!r}", "value": view.sort})
         view.sort = DEFAULT_SORT
     if view.sort not in API_SORTS:
-        rows = sort_rows(rows, view.sort, view.desc)
+        rows = (sort_rows_fast if fast else sort_rows)(rows, view.sort, view.desc)
     found.rows = rows
     found.columns = columns_of(rows, keys, page.words)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)

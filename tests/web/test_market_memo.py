@@ -22,6 +22,7 @@ from api.query import OffersParams
 from api.state import AppState
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
+from api.web.market import market, sort_rows, sort_rows_fast
 from api.web.pages import market_page
 from api.web.warm import keep_warm, warm_market
 from pricedb.models import RunStatus
@@ -57,6 +58,8 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("sort", "provider"), ("gpu", "A100,H100")], False),  # sorted here from the answer in default order
         ("en", [("sort", "cny_per_hour"), ("desc", "true"), ("limit", "5"), ("offset", "5")], False),  # a page of it
         ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # the API sorts (to the microsecond)
+        ("en", [("sort", "list_price"), ("desc", "true"), ("include_stale", "true")], False),  # values missing
+        ("zh", [("sort", "price_steps"), ("cols", "provider,sku,price_steps")], False),  # lists
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("sort", "observed_at")], False),
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("mem_gpu", "80GB")], False),
         ("en", [("cols", "provider,sku,price,price_steps,notes")], False),
@@ -189,3 +192,12 @@ def test_the_cell_memo_keeps_each_way_once_within_its_bound_and_only_for_its_row
         assert memo.cache_size <= 4000
     memo.cells(("a",), places, changed, writer("a"))
     assert written[-1] == ("a", [1.5, 3.0]) and len(written) == ways_before + 17  # "a" was forgotten
+
+
+def test_the_fast_sort_is_the_plain_sort_on_every_column(state: AppState) -> None:
+    found = market(state, Page("/", [("include_stale", "true"), ("include_unavailable", "true")], "en", False))
+    assert len(found.rows) > 20 and any(row.get("list_price") is None for row in found.rows)
+    for column in found.columns:  # values missing, repeated, lists, derived
+        for desc in (False, True):
+            expected = sort_rows(found.rows, column.key, desc)
+            assert sort_rows_fast(found.rows, column.key, desc) == expected, (column.key, desc)
