@@ -51,8 +51,9 @@ def warm_market(state: AppState) -> CurrentOffers:
                 for currency in CURRENCIES:
                     ways = {way_of(c, currency, lang, lang_given): c for c in columns}
                     todo = [c for way, c in ways.items() if way not in written]
-                    kept_cells(memo, page, currency, rates, todo, rows)
+                    places, _, _ = kept_cells(memo, page, currency, rates, todo, rows)
                     written.update(ways)
+        memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
         refit()
     return current
 
