@@ -74,6 +74,8 @@ class CellMemo:
         self._rows: list[Row] = []  # the row each place's cells were written from
         self._keys: list[OfferKey] = []  # each place's offer key
         self._order: list[int] = []  # each place's rank among all places in offer-key order
+        self._fields: set[str] = set()  # the rows' fields
+        self._valued: set[str] = set()  # the fields some row has a value for
         self._ways: OrderedDict[Way, _Cells] = OrderedDict()
         self._bytes = 0
 
@@ -90,8 +92,16 @@ class CellMemo:
                 self._register(found, keys, rows)
             return Places(found)  # type: ignore[arg-type]  # every place is filled
 
+    def absent(self, fields: Sequence[str]) -> frozenset[str]:
+        """Which of `fields` no row of the memo has a value for (so no row of a view has one)."""
+        with self._lock:
+            return frozenset(f for f in fields if f in self._fields and f not in self._valued)
+
     def _register(self, found: list[int | None], keys: Sequence[OfferKey], rows: Sequence[Row]) -> None:
         for i, (place, row) in enumerate(zip(found, rows, strict=True)):
+            if place is None or (self._rows[place] is not row and self._rows[place] != row):
+                self._fields.update(row)
+                self._valued.update(field for field, value in row.items() if value is not None)
             if place is None:
                 found[i] = self._places[keys[i]] = len(self._rows)
                 self._rows.append(row)

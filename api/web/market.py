@@ -96,6 +96,7 @@ class Market:
     choices: dict[str, list[str]] = field(default_factory=dict)
     cells: CellMemo | None = None  # the cells written before (or when the data landed), by column and way
     refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
+    places: Places | None = None  # the rows' places in the cell memo
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -127,7 +128,8 @@ class Market:
                 for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
             ]
             return ["\n".join(written).encode()]
-        places, heads, columns = kept_cells(self.cells, self.page, self.view.cur, self.rates, self.shown, self.rows)
+        places = self.places or self.cells.places([offer_key(row) for row in self.rows], self.rows)
+        heads, columns = kept_cells(self.cells, places, self.page, self.view.cur, self.rates, self.shown, self.rows)
         self.refit()
         starts = [b'\n<tr data-k="%d"' % rank for rank in self.cells.ranks(places)]
         if starts:
@@ -185,11 +187,16 @@ def row_heads(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def kept_cells(
-    memo: CellMemo, page: Page, currency: str, rates: Rates, shown: list[Column], rows: list[dict[str, Any]]
-) -> tuple[Places, Sequence[bytes], list[Sequence[bytes]]]:
-    """The rows' places in `memo`, their heads and each shown column's cells, from `memo` (written
-    into it where missing)."""
-    places = memo.places([offer_key(row) for row in rows], rows)
+    memo: CellMemo,
+    places: Places,
+    page: Page,
+    currency: str,
+    rates: Rates,
+    shown: list[Column],
+    rows: list[dict[str, Any]],
+) -> tuple[Sequence[bytes], list[Sequence[bytes]]]:
+    """The heads of `rows` (at `places` in `memo`) and each shown column's cells, from `memo`
+    (written into it where missing)."""
     words, link = page.words, page.offer_link
     cells = [
         memo.cells(
@@ -200,7 +207,7 @@ def kept_cells(
         )
         for c in shown
     ]
-    return places, memo.cells(HEAD_WAY, places, rows, row_heads), cells
+    return memo.cells(HEAD_WAY, places, rows, row_heads), cells
 
 
 def cell_memo(state: AppState, day: date | None, today: date) -> tuple[CellMemo, Callable[[], None]]:
@@ -299,15 +306,18 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
     if view.sort not in API_SORTS:
         rows = (sort_rows_fast if fast else sort_rows)(rows, view.sort, view.desc)
     found.rows = rows
-    found.columns = columns_of(rows, keys, page.words)
+    today = state.clock().date()
+    absent: frozenset[str] = frozenset()
+    if fast:
+        found.cells, found.refit = cell_memo(state, params.date, today)
+        found.places = found.cells.places([offer_key(row) for row in rows], rows)
+        absent = found.cells.absent(keys)
+    found.columns = columns_of(rows, keys, page.words, absent)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
     found.shown = [c for c in found.columns if c.key in wanted] or [
         c for c in found.columns if c.key in DEFAULT_COLUMNS
     ]
-    today = state.clock().date()
     found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), today)
-    if fast:
-        found.cells, found.refit = cell_memo(state, params.date, today)
     return found
 
 

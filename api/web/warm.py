@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from api.answers import current_rows
 from api.limits import limits_of
 from api.state import AppState
-from api.web.cell_memo import way_of
+from api.web.cell_memo import offer_key, way_of
 from api.web.html import Page
 from api.web.i18n import LANGUAGES, Words
 from api.web.market import cell_memo, column_keys, kept_cells
@@ -44,6 +44,7 @@ def warm_market(state: AppState) -> CurrentOffers:
         memo, refit = cell_memo(state, None, today)
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
+        places = memo.places([offer_key(row) for row in rows], rows)
         for lang in LANGUAGES:
             columns = columns_of(rows, keys, Words(lang))
             for lang_given in (False, True):
@@ -51,7 +52,7 @@ def warm_market(state: AppState) -> CurrentOffers:
                 for currency in CURRENCIES:
                     ways = {way_of(c, currency, lang, lang_given): c for c in columns}
                     todo = [c for way, c in ways.items() if way not in written]
-                    places, _, _ = kept_cells(memo, page, currency, rates, todo, rows)
+                    kept_cells(memo, places, page, currency, rates, todo, rows)
                     written.update(ways)
         memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
         refit()

@@ -201,3 +201,13 @@ def test_the_fast_sort_is_the_plain_sort_on_every_column(state: AppState) -> Non
         for desc in (False, True):
             expected = sort_rows(found.rows, column.key, desc)
             assert sort_rows_fast(found.rows, column.key, desc) == expected, (column.key, desc)
+
+
+def test_the_cell_memo_knows_which_fields_no_row_has() -> None:
+    memo = CellMemo(max_bytes=10_000)
+    rows = [{**ROWS[0], "list_price": None, "notes": None}, {**ROWS[1], "list_price": None, "notes": "spot"}]
+    memo.places([offer_key(r) for r in rows], rows)
+    assert memo.absent(["list_price", "notes", "price", "total_gb"]) == {"list_price"}  # total_gb: not a field
+    priced = [{**rows[0], "list_price": 2.0}]  # the same offer with other data: it has one now
+    memo.places([offer_key(r) for r in priced], priced)
+    assert memo.absent(["list_price", "notes"]) == frozenset()
