@@ -32,7 +32,10 @@ per-GPU figure there; the issue asks for the total). Per cloud:
 
 Accelerator names are the card table's `skypilot_name` (pricedb.cards: `A100` for 40GB, `A100-80GB`,
 `H100-NVL`, `RTXA5000`, …, as skypilot-catalog v8's `common/accelerators.csv` spells them); a card
-SkyPilot has no name for keeps gpuprice's model name.
+SkyPilot has no name for keeps gpuprice's model name; where one cloud's catalog spells a card its
+own way (AWS: `RTX PRO Server 6000` for g7e), `CLOUD_NAMES` says so. A slice (gpuprice's
+`gpu_fraction`) counts as its share of one GPU, `AcceleratorCount` 0.125 for g6f.large, as
+SkyPilot's own AWS catalog writes it, never as a whole card.
 
 Refused (`SKYPILOT_UNSUPPORTED`, each with the reason the API answers): gcp, runpod, vast, oci.
 Shapes: the offer's own (from its source), else pricedb.shapes' table; unknown → empty cells.
@@ -77,8 +80,22 @@ def skypilot_accelerator_name(model: str, memory_gb: float, form_factor: str | N
     return known.skypilot_name if known is not None and known.skypilot_name else model
 
 
-def _accelerator(offer: Offer) -> str:
-    return skypilot_accelerator_name(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+# Where one cloud's SkyPilot catalog spells a card otherwise than the card table's `skypilot_name`:
+# skypilot-catalog v8 `aws/vms.csv` @ 00148f2a names g7e's card as AWS does.
+CLOUD_NAMES: dict[tuple[str, str], str] = {("aws", "RTXPRO6000"): "RTX PRO Server 6000"}
+
+
+def accelerator_name(offer: Offer) -> str:
+    name = skypilot_accelerator_name(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
+    return CLOUD_NAMES.get((offer.provider, name), name)
+
+
+def accelerator_count(offer: Offer) -> float | int:
+    """GPUs per instance as SkyPilot counts them: a slice is its share of one GPU (g6f.large: 0.125,
+    as SkyPilot's own AWS catalog writes it), never a whole card."""
+    if offer.gpu_fraction:
+        return offer.gpu_count * offer.gpu_fraction
+    return offer.gpu_count
 
 
 def _per_gpu_mib(offer: Offer) -> int:
@@ -86,6 +103,7 @@ def _per_gpu_mib(offer: Offer) -> int:
 
 
 def _gpu_info_dict(offer: Offer, name: str, count: float | int, manufacturer: bool) -> dict[str, Any]:
+    """`count` GPUs of `name` (a slice's share); a slice's memory is its own, as SkyPilot writes it."""
     gpu: dict[str, Any] = {"Name": name}
     if manufacturer:
         known = card(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
@@ -96,15 +114,15 @@ def _gpu_info_dict(offer: Offer, name: str, count: float | int, manufacturer: bo
 
 def skypilot_gpu_info(offer: Offer) -> str:
     """AWS and Azure: the GPU model as `Name`, an integer count, a Python literal."""
-    return repr(_gpu_info_dict(offer, offer.gpu_model, offer.gpu_count, manufacturer=True))
+    return repr(_gpu_info_dict(offer, offer.gpu_model, accelerator_count(offer), manufacturer=True))
 
 
 def _lambda_gpu_info(offer: Offer) -> str:
-    return repr(_gpu_info_dict(offer, _accelerator(offer), float(offer.gpu_count), manufacturer=True))
+    return repr(_gpu_info_dict(offer, accelerator_name(offer), float(accelerator_count(offer)), manufacturer=True))
 
 
 def _verda_gpu_info(offer: Offer) -> str:
-    return json.dumps(_gpu_info_dict(offer, _accelerator(offer), offer.gpu_count, manufacturer=False))
+    return json.dumps(_gpu_info_dict(offer, accelerator_name(offer), accelerator_count(offer), manufacturer=False))
 
 
 @dataclass(frozen=True)
@@ -225,12 +243,13 @@ def _spot_zone(notes: str | None) -> str | None:
 
 def _row(layout: Layout, entry: _Entry, shape: HostShape | None) -> dict[str, str]:
     offer, prices = entry.offer, entry.prices
-    count = float(offer.gpu_count) if layout.count_as_float else offer.gpu_count
+    count = accelerator_count(offer)
+    count = float(count) if layout.count_as_float else count
     storage = INSTANCE_STORAGE.get((offer.provider, offer.sku))
     return {
         "InstanceType": offer.sku,
         "UpstreamCloudId": offer.sku,
-        "AcceleratorName": _accelerator(offer),
+        "AcceleratorName": accelerator_name(offer),
         "AcceleratorCount": repr(count),
         "vCPUs": _num(shape.vcpus) if shape else "",
         "MemoryGiB": _num(shape.memory_gib) if shape else "",

@@ -21,7 +21,7 @@ import pytest
 
 from pricedb import clock
 from pricedb.formats.foreign import UsdPricer
-from pricedb.formats.skypilot import LAYOUTS, skypilot_accelerator_name
+from pricedb.formats.skypilot import LAYOUTS, accelerator_count, accelerator_name
 from pricedb.queries import Offer, current_offers, instance_zones
 from pricedb.shapes import INSTANCE_STORAGE, host_shape
 from tests.conftest import OfflineRound
@@ -53,7 +53,7 @@ class Row:
     sku: str
     region: str
     accelerator: str
-    count: int
+    count: float  # GPUs per instance; a slice's share (g6f.large 0.125)
     prices: dict[str, float] = field(default_factory=dict)  # on_demand / spot, USD per hour
     vcpus: float | None = None
     memory_gib: float | None = None
@@ -75,17 +75,17 @@ class Exported:
 
 def _rows(offers: list[Offer], fx: Any, zones: dict[tuple[str, str], list[str]]) -> list[Row]:
     """The rows the catalogs must hold: every priced offer, AWS's only where its zones were collected
-    (the exporter leaves the others out and says so; the recorded zone answers name p4d/p4de only)."""
+    (the exporter leaves the others out and says so; test_skypilot_aws_zones checks that only g3.4xlarge,
+    which no recorded zone answer names, is left out)."""
     usd = UsdPricer(fx)
     rows: dict[tuple[str, str, str], Row] = {}
     for offer in offers:
         price = usd(offer) if offer.provider in LAYOUTS and offer.pricing in ("on_demand", "spot") else None
         if price is None or (offer.provider == "aws" and not zones.get((offer.region, offer.sku))):
             continue
-        name = skypilot_accelerator_name(offer.gpu_model, offer.gpu_memory_gb, offer.form_factor)
         row = rows.setdefault(
             (offer.provider, offer.sku, offer.region),
-            Row(offer.provider, offer.sku, offer.region, name, offer.gpu_count),
+            Row(offer.provider, offer.sku, offer.region, accelerator_name(offer), accelerator_count(offer)),
         )
         row.prices[offer.pricing] = price
         shape = host_shape(offer)

@@ -4,6 +4,7 @@ replacing a region's zones with each survey."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -38,10 +39,15 @@ def ec2(request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, content=fixture_bytes("aws", name), headers=XML)
 
 
-EAST_ZONES = {
-    ("p4d.24xlarge", "use1-az1"), ("p4d.24xlarge", "use1-az2"), ("p4d.24xlarge", "use1-az4"),
-    ("p4d.24xlarge", "use1-az6"), ("p4de.24xlarge", "use1-az4"), ("p4de.24xlarge", "use1-az6"),
-}  # fmt: skip
+def recorded(name: str) -> set[tuple[str, str]]:
+    """(instance type, zone ID) of every item of a recorded offerings page, read without the collector."""
+    found = re.findall(r"<instanceType>([^<]+)</instanceType>\s*<locationType>[^<]+</locationType>\s*"
+                       r"<location>([^<]+)</location>", fixture_bytes("aws", name).decode())  # fmt: skip
+    return set(found)
+
+
+# Every item of both us-east-1 pages: 23 GPU types in 94 (type, zone) rows (fixtures/README.md ## aws).
+EAST_ZONES = recorded("offerings_us-east-1_page1.xml") | recorded("offerings_us-east-1_page2.xml")
 
 
 @respx.mock
@@ -54,6 +60,8 @@ def test_zone_ids_of_every_page_are_collected_with_the_list_prices(
     route = respx.post(EAST).mock(side_effect=ec2)
     fetched = run(_fetch(east_only(settings), scope="list", workdir=tmp_path))
     assert {(z.sku, z.zone) for z in fetched.zones["us-east-1"]} == EAST_ZONES
+    assert len(EAST_ZONES) == len(fetched.zones["us-east-1"]) == 94 and len({t for t, _ in EAST_ZONES}) == 23
+    assert {("p6-b200.48xlarge", "use1-az6"), ("p3dn.24xlarge", "use1-az1"), ("g6f.large", "use1-az4")} <= EAST_ZONES
     assert {z.region for z in fetched.zones["us-east-1"]} == {"us-east-1"}
     forms = [parse_qs(call.request.content.decode()) for call in route.calls]
     assert [f["Action"][0] for f in forms] == ["DescribeAvailabilityZones"] + ["DescribeInstanceTypeOfferings"] * 2
@@ -132,11 +140,13 @@ def test_a_zone_outside_the_region_or_a_foreign_answer_is_refused() -> None:
         zones.parse_zone_ids(raw(fixture_bytes("aws", "zones_us-west-2.xml")), "us-east-1")
     with pytest.raises(ParseError, match="expected DescribeInstanceTypeOfferingsResponse"):
         zones.parse_offerings(raw(fixture_bytes("aws", "zones_us-east-1.xml")), "us-east-1", ["use1-az1"])
-    last = zones.parse_offerings(raw(page), "us-west-2", ["usw2-az1"])
-    assert last.next_token is None and last.offerings == [
-        InstanceZone("us-west-2", "p4d.24xlarge", "usw2-az1"),
-        InstanceZone("us-west-2", "p4de.24xlarge", "usw2-az1"),
+    last = zones.parse_offerings(raw(page), "us-west-2", [f"usw2-az{n}" for n in range(1, 5)])
+    assert last.next_token is None and len(last.offerings) == 27
+    assert last.offerings[:2] == [
+        InstanceZone("us-west-2", "g4ad.xlarge", "usw2-az1"),
+        InstanceZone("us-west-2", "g4ad.xlarge", "usw2-az2"),
     ]
+    assert InstanceZone("us-west-2", "p4d.24xlarge", "usw2-az4") in last.offerings
 
 
 def test_each_survey_replaces_its_regions_zones_and_keeps_the_others(store: PriceStore) -> None:
