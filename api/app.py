@@ -26,6 +26,7 @@ from api.metrics import install_metrics
 from api.replica import Replica
 from api.routes import cheapest, digest, estimate, export, offers, pages, providers
 from api.state import AppState
+from api.web.warm import keep_warm
 from collectors.publishing import publisher_for
 from collectors.schedule import ExtraJob, build_scheduler
 from pricedb.redact import get_logger
@@ -87,6 +88,8 @@ def create_app(
             scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings))
             scheduler.start()
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
+        if scheduler is not None or replica is not None:  # data lands while serving: the market page is written ahead
+            background.append(asyncio.create_task(keep_warm(app.state.gpuprice)))
         publisher = publisher_for(price_store, settings) if replica is None else None
         if publisher is not None:  # what is stored may be newer than what was published
             background.append(asyncio.create_task(publisher.now()))

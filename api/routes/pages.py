@@ -71,12 +71,11 @@ async def serve(
     """Build the page off the event loop (through the heavy gate when it reads the past), kept until
     the data changes when `cache`; a parameter the answer refuses is the page again, with its message."""
     page = Page.of(request, offline=state.settings.offline)
-    key = ("page", request.url.path, tuple(page.items), page.lang)
 
     def work() -> Built:
         try:
             if cache:
-                return state.cached_value(key, lambda _: build(page))
+                return state.cached_value(page.cache_key, lambda _: build(page))
             return build(page)
         except ApiError as exc:
             return pages.refused(page, problem_of(exc), exc.status)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from html import escape
 from itertools import chain
 from typing import Annotated, Any, get_args
@@ -25,13 +26,14 @@ from api.answers import offers_answer, offers_result
 from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
+from api.web.cell_memo import CellMemo, Places, offer_key, ranks_in_order, way_of
 from api.web.html import Page, query_string
 from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
-from api.web.row_memo import OfferKey, RowMemo, offer_key
 from api.web.table import (
     DERIVED,
     Column,
+    Rates,
     column_cells,
     columns_of,
     csv_value,
@@ -47,6 +49,9 @@ DEFAULT_COLUMNS = (
 )  # fmt: skip
 API_SORTS = frozenset(get_args(OffersParams.model_fields["sort"].annotation))
 DEFAULT_SORT = OffersParams.model_fields["sort"].default
+# API sorts whose values a row holds as the offer does (`observed_at` is written to the second, the
+# offer keeps microseconds), so sorting rows orders them as `/offers` orders the offers.
+SORTED_HERE = API_SORTS - {"observed_at"}
 ROWS = Markup("<!--rows-->")  # where the page's rows go (escaped text can never read so)
 PAGE_ONLY = frozenset({"cur", "cols", "sort", "desc", "mem_gpu", "min_total", "lang"})
 
@@ -89,8 +94,9 @@ class Market:
     shown: list[Column] = field(default_factory=list)
     rates: dict[str, dict[str, float]] = field(default_factory=dict)
     choices: dict[str, list[str]] = field(default_factory=dict)
-    memo: RowMemo | None = None  # the rows written before for the same columns, currency and language
-    refit: Callable[[], None] = lambda: None  # charge the memo again once it grew
+    cells: CellMemo | None = None  # the cells written before (or when the data landed), by column and way
+    refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
+    places: Places | None = None  # the rows' places in the cell memo
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -109,29 +115,26 @@ class Market:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
         return list(zip(*self.columns_cells(), strict=True)) if self.shown else [() for _ in self.rows]
 
-    def rows_html(self) -> bytes:
-        """The table's body, UTF-8, written a column at a time rather than through the template
-        engine: thousands of rows, each a few formatted cells. Rows written for an earlier view come
-        from the memo; only each row's place in offer-key order (`data-k`) is the view's own."""
-        keys = [offer_key(row) for row in self.rows]
-        if self.memo is None:
-            written = self._rows_after_rank(self.rows)
-        else:
-            written, grew = self.memo.written(keys, self.rows, self._rows_after_rank)
-            if grew:
-                self.refit()
-        starts = [b'\n<tr data-k="%d"' % rank for rank in _key_ranks(keys)]
-        return b"".join(chain.from_iterable(zip(starts, written, strict=True)))[1:]
-
-    def _rows_after_rank(self, rows: list[dict[str, Any]]) -> list[bytes]:
-        """Each row's `<tr>` from after its `data-k` to its end, UTF-8."""
-        heads = [
-            f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
-            f'data-c="{escape(row.get("currency") or "")}">'
-            for row in rows
-        ]
-        cells = self.columns_cells(html=True, rows=rows)
-        return [(head + "".join(row_cells) + "</tr>").encode() for head, *row_cells in zip(heads, *cells, strict=True)]
+    def rows_html(self) -> list[bytes]:
+        """The table's body as UTF-8 pieces to join, written a column at a time rather than through
+        the template engine: thousands of rows, each a few formatted cells. Fast, the cells come
+        from the cell memo (written when the data landed or for an earlier view) and only each
+        row's place in offer-key order (`data-k`) is the view's own; plain, every row is written."""
+        if self.cells is None:
+            keys = [offer_key(row) for row in self.rows]
+            heads, columns = row_heads(self.rows), self.columns_cells(html=True)
+            written = [
+                f'<tr data-k="{rank}"{head}{"".join(cells)}</tr>'
+                for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
+            ]
+            return ["\n".join(written).encode()]
+        places = self.places or self.cells.places([offer_key(row) for row in self.rows], self.rows)
+        heads, columns = kept_cells(self.cells, places, self.page, self.view.cur, self.rates, self.shown, self.rows)
+        self.refit()
+        starts = [b'\n<tr data-k="%d"' % rank for rank in self.cells.ranks(places)]
+        if starts:
+            starts[0] = starts[0].removeprefix(b"\n")
+        return list(chain.from_iterable(zip(starts, heads, *columns, [b"</tr>"] * len(starts), strict=True)))
 
     def header(self) -> list[dict[str, Any]]:
         words = self.page.words
@@ -171,13 +174,50 @@ def _text(value: float | None) -> str:
     return "" if value is None else repr(value)
 
 
-def _key_ranks(keys: list[OfferKey]) -> list[int]:
-    """Each row's place in offer-key order: the tie-break of every sort, on the page as in `/offers`."""
-    keyed = sorted(range(len(keys)), key=keys.__getitem__)
-    ranks = [0] * len(keys)
-    for rank, index in enumerate(keyed):
-        ranks[index] = rank
-    return ranks
+HEAD_WAY = ("<tr>",)  # a row's attributes after its `data-k`, kept in the cell memo as a column of their own
+
+
+def row_heads(rows: list[dict[str, Any]]) -> list[str]:
+    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures came from."""
+    return [
+        f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
+        f'data-c="{escape(row.get("currency") or "")}">'
+        for row in rows
+    ]
+
+
+def kept_cells(
+    memo: CellMemo,
+    places: Places,
+    page: Page,
+    currency: str,
+    rates: Rates,
+    shown: list[Column],
+    rows: list[dict[str, Any]],
+) -> tuple[Sequence[bytes], list[Sequence[bytes]]]:
+    """The heads of `rows` (at `places` in `memo`) and each shown column's cells, from `memo`
+    (written into it where missing)."""
+    words, link = page.words, page.offer_link
+    cells = [
+        memo.cells(
+            way_of(c, currency, page.lang, page.lang_given),
+            places,
+            rows,
+            lambda todo, c=c: column_cells(c, todo, words, currency, rates, link if c.key == "sku" else None, True),
+        )
+        for c in shown
+    ]
+    return memo.cells(HEAD_WAY, places, rows, row_heads), cells
+
+
+def cell_memo(state: AppState, day: date | None, today: date) -> tuple[CellMemo, Callable[[], None]]:
+    """The cell memo of a day's market (None: the current one), kept in the state's answer cache
+    (which forgets it when the offers change) and bounded to a tenth of that cache; and how to
+    charge it again once it grew. Cells depend on the day too: the latest rates convert the figures
+    that needed no conversion."""
+    key = ("market_cells", day, today)
+    memo = state.cached_value(key, lambda _: CellMemo(int(state.settings.answer_cache_mb * 2**20) // 10))
+    return memo, lambda: state.refit(key, memo)
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:
@@ -198,6 +238,20 @@ def sort_rows(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str
     return sorted(rows, key=order, reverse=desc)
 
 
+def sort_rows_fast(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str, Any]]:
+    """`sort_rows` in two stable sorts with keys read in C (no Python call per comparison or
+    row): by offer key, then by value, the rows without one after (before, descending)."""
+    derive = DERIVED.get(key)
+    values = [derive(row) for row in rows] if derive is not None else [row.get(key) for row in rows]
+    if any(isinstance(v, list | dict) for v in values):
+        values = [json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in values]
+    keys = [offer_key(row) for row in rows]
+    by_key = sorted(range(len(rows)), key=keys.__getitem__, reverse=desc)
+    known = sorted((i for i in by_key if values[i] is not None), key=values.__getitem__, reverse=desc)
+    unknown = [i for i in by_key if values[i] is None]
+    return [rows[i] for i in (unknown + known if desc else known + unknown)]
+
+
 def _choices(current: CurrentOffers) -> dict[str, list[str]]:
     """What the filters offer: the values the current offers have (a new card appears by itself)."""
     offers = current.offers
@@ -210,6 +264,19 @@ def _choices(current: CurrentOffers) -> dict[str, list[str]]:
         "mem_gpu": [f"{m:g}" for m in sorted({o.gpu_memory_gb for o in offers})],
         "availability": [a.value for a in Availability],
     }
+
+
+def _answer_fast(state: AppState, params: OffersParams) -> dict[str, Any]:
+    """The `/offers` answer as built. Sorted by one of the offers' own values, it is the answer in
+    the default order sorted here as `/offers` sorts, when that answer holds every row (no other
+    page of it): a new sort then costs a sort, not a new answer and its JSON."""
+    default = {"sort": DEFAULT_SORT, "desc": False}
+    if params.sort not in SORTED_HERE or {"sort": params.sort, "desc": params.desc} == default:
+        return offers_result(state, params).payload
+    answer = offers_result(state, params.model_copy(update=default)).payload
+    if answer["offset"] != 0 or answer["count"] != len(answer["offers"]):
+        return offers_result(state, params).payload
+    return {**answer, "offers": sort_rows_fast(answer["offers"], params.sort, params.desc)}
 
 
 def market(state: AppState, page: Page, fast: bool = True) -> Market:
@@ -226,35 +293,39 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
     found = Market(page, view or MarketView(), params, view_problems + problems, choices=choices)
     if params is None or view is None:
         return found
-    found.answer = offers_result(state, params).payload if fast else json.loads(offers_answer(state, params))
+    found.answer = _answer_fast(state, params) if fast else json.loads(offers_answer(state, params))
     rows = found.answer["offers"]
     if view.mem_gpu:
         rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]
     if view.min_total is not None:
         rows = [r for r in rows if r["gpu_count"] * r["gpu_memory_gb"] >= view.min_total]
-    keys = list(rows[0]) if rows else list(DEFAULT_COLUMNS)
-    keys.insert(keys.index("gpu_count") + 1 if "gpu_count" in keys else len(keys), "total_gb")
+    keys = column_keys(rows)
     if view.sort not in keys:
         found.problems.append({"parameter": "sort", "message": f"no column {view.sort!r}", "value": view.sort})
         view.sort = DEFAULT_SORT
     if view.sort not in API_SORTS:
-        rows = sort_rows(rows, view.sort, view.desc)
+        rows = (sort_rows_fast if fast else sort_rows)(rows, view.sort, view.desc)
     found.rows = rows
-    found.columns = columns_of(rows, keys, page.words)
+    today = state.clock().date()
+    absent: frozenset[str] = frozenset()
+    if fast:
+        found.cells, found.refit = cell_memo(state, params.date, today)
+        found.places = found.cells.places([offer_key(row) for row in rows], rows)
+        absent = found.cells.absent(keys)
+    found.columns = columns_of(rows, keys, page.words, absent)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
     found.shown = [c for c in found.columns if c.key in wanted] or [
         c for c in found.columns if c.key in DEFAULT_COLUMNS
     ]
-    today = state.clock().date()
     found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), today)
-    if fast:
-        # Rows depend on the data (a day's market is other data), the way they are written, and the
-        # day (the latest rates convert the figures that needed no conversion).
-        written_as = (params.date, view.cur, page.lang, page.lang_given, tuple((c.key, c.kind) for c in found.shown))
-        key = ("market_rows", *written_as, today)
-        memo = found.memo = state.cached_value(key, lambda _: RowMemo())
-        found.refit = lambda: state.refit(key, memo)
     return found
+
+
+def column_keys(rows: list[dict[str, Any]]) -> list[str]:
+    """Every column there is: the rows' fields, and the total memory after the GPU count."""
+    keys = list(rows[0]) if rows else list(DEFAULT_COLUMNS)
+    keys.insert(keys.index("gpu_count") + 1 if "gpu_count" in keys else len(keys), "total_gb")
+    return keys
 
 
 def _chosen(page: Page, name: str) -> set[str]:

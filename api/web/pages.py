@@ -38,7 +38,7 @@ def market_page(state: AppState, page: Page, fast: bool = True) -> Built:
     found = market_view.market(state, page, fast)
     values = market_view.template_values(state, found)
     before, table, after = render(page, "market.html", **values).partition(market_view.ROWS)
-    body = b"".join((before.encode(), found.rows_html(), after.encode())) if table else before.encode()
+    body = b"".join([before.encode(), *found.rows_html(), after.encode()]) if table else before.encode()
     return Rendered.of(body), 422 if found.problems else 200
 
 

@@ -9,7 +9,7 @@ availability) in the reader's language, the source as a link."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from html import escape, unescape
 from typing import Any
@@ -87,10 +87,14 @@ def column(key: str, sample: Any, words: Words) -> Column:
     return Column(key, kind, words(key), money_unit(key) if kind == "money" else "")
 
 
-def columns_of(rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words) -> list[Column]:
+def columns_of(
+    rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words, absent: Collection[str] = ()
+) -> list[Column]:
+    """Each key's column, its kind read from the first row with a value (`absent`: keys known to
+    have none in these rows, which are then not looked for down every row)."""
     samples: dict[str, Any] = {}
     for key in keys:
-        samples[key] = next((r.get(key) for r in rows if r.get(key) is not None), None)
+        samples[key] = None if key in absent else next((r.get(key) for r in rows if r.get(key) is not None), None)
     return [column(key, samples[key], words) for key in keys]
 
 

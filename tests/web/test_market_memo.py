@@ -1,12 +1,18 @@
-"""The market page written fast (the answer as built, rows and filter choices kept while the offers
-stay the same) is byte for byte the plain rendering (the answer's bytes parsed, every row written
-afresh), for views that share rows with earlier ones and views that do not."""
+"""The market page written fast (the answer as built, cells and filter choices kept while the offers
+stay the same, or written ahead when they landed) is byte for byte the plain rendering (the
+answer's bytes parsed, every row written afresh), for views that share cells with earlier ones and
+views that do not; and the cell memo keeps a cell only for the row it was written from, within
+its bound."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
@@ -14,8 +20,14 @@ from api.answers import offers_result
 from api.limits import limits_of
 from api.query import OffersParams
 from api.state import AppState
+from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
+from api.web.market import market, sort_rows, sort_rows_fast
 from api.web.pages import market_page
+from api.web.warm import keep_warm, warm_market
+from pricedb.models import RunStatus
+from pricedb.queries import CurrentOffers
+from tests.helpers import make_run
 from tests.web.conftest import WebRound, open_copy
 
 EVERY_COLUMN = (
@@ -43,6 +55,11 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("cur", "USD"), ("sort", "total_gb")], False),
         ("en", [("cur", "USD"), ("sort", "region")], False),
         ("en", [("cur", "native"), ("sort", "price"), ("desc", "true")], False),
+        ("en", [("sort", "provider"), ("gpu", "A100,H100")], False),  # sorted here from the answer in default order
+        ("en", [("sort", "cny_per_hour"), ("desc", "true"), ("limit", "5"), ("offset", "5")], False),  # a page of it
+        ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # the API sorts (to the microsecond)
+        ("en", [("sort", "list_price"), ("desc", "true"), ("include_stale", "true")], False),  # values missing
+        ("zh", [("sort", "price_steps"), ("cols", "provider,sku,price_steps")], False),  # lists
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("sort", "observed_at")], False),
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("mem_gpu", "80GB")], False),
         ("en", [("cols", "provider,sku,price,price_steps,notes")], False),
@@ -57,7 +74,7 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
 
 
 def test_the_fast_page_is_the_plain_rendering(state: AppState, web_round: WebRound) -> None:
-    kept_rows = 0
+    kept_rows = 0  # rows shown, each from kept cells the second time round
     for lang, items, named in views(web_round) * 2:  # the second time round, every row is kept
         page = Page("/", items, lang, named)
         fast, fast_status = market_page(state, page)
@@ -81,3 +98,116 @@ def test_the_answer_as_built_is_its_bytes_parsed(state: AppState) -> None:
         answer = offers_result(state, OffersParams.model_validate(query))
         assert answer.payload["offers"]
         assert typed(answer.payload) == typed(json.loads(answer.body))
+
+
+def test_the_page_after_the_warm_up_is_the_plain_rendering(state: AppState, web_round: WebRound) -> None:
+    """Written ahead when data lands (every offer's cells, every way), views are still the plain
+    rendering, and the first visit's page is kept already."""
+    warm_market(state)
+    for lang in ("en", "zh"):
+        first_visit = Page("/", [], lang, False)
+        kept, _ = state.cached_value(first_visit.cache_key, refuse_to_build)
+        assert kept.body == market_page(state, first_visit, fast=False)[0].body
+    for lang, items, named in views(web_round):
+        page = Page("/", items, lang, named)
+        fast, fast_status = market_page(state, page)
+        plain, plain_status = market_page(state, page, fast=False)
+        assert (fast_status, fast.body) == (plain_status, plain.body), (lang, items)
+    zh_usd = Page("/", [("cur", "USD"), ("lang", "zh"), ("cols", EVERY_COLUMN)], "zh", True)
+    assert market_page(state, zh_usd)[0].body == market_page(state, zh_usd, fast=False)[0].body
+
+
+def refuse_to_build(_: object) -> NoReturn:
+    raise AssertionError("built on demand: the warm-up should have kept it")
+
+
+def test_new_data_is_warmed_by_the_lifespan_task(state: AppState, web_round: WebRound) -> None:
+    """The app's task warms the page at start, then again once a run lands (the offers reloaded
+    in its worker thread), with nothing asked in between."""
+    first_visit = Page("/", [], "en", False)
+
+    async def warmed_after(change: Callable[[], object]) -> CurrentOffers:
+        before = state.fresh_current()
+        change()
+        for _ in range(500):
+            current = state.fresh_current()
+            if current is not None and current is not before:
+                with contextlib.suppress(AssertionError):
+                    state.cached_value(first_visit.cache_key, refuse_to_build)
+                    return current
+            await asyncio.sleep(0.01)
+        raise AssertionError("not warmed within 5 s")
+
+    async def scenario() -> None:
+        task = asyncio.create_task(keep_warm(state, every_s=0.01))
+        try:
+            started = await warmed_after(lambda: None)
+            failed = make_run(
+                "manual", [], status=RunStatus.FAILED, error="timed out", finished_at=web_round_now(web_round)
+            )
+            landed = await warmed_after(lambda: state.store.record_run(failed))
+            assert landed is not started  # the offers loaded again (the failed run holds its quotes as stale)
+        finally:
+            task.cancel()
+
+    asyncio.run(scenario())
+
+
+def web_round_now(web: WebRound) -> datetime:
+    return web.now.replace(tzinfo=UTC)
+
+
+ROWS = [
+    {"provider": "aws", "region": "us-east-1", "sku": "p4d", "pricing": "spot", "price": 1.5},
+    {"provider": "azure", "region": "eastus", "sku": "nd96", "pricing": "on_demand", "price": 2.5},
+]
+
+
+def test_the_cell_memo_keeps_each_way_once_within_its_bound_and_only_for_its_row() -> None:
+    written: list[tuple[str, list[float]]] = []
+
+    def writer(way: str) -> Callable[[list[dict[str, Any]]], list[str]]:
+        def write(rows: list[dict[str, Any]]) -> list[str]:
+            written.append((way, [r["price"] for r in rows]))
+            return [f"<td>{way}{r['price']}</td>" for r in rows]
+
+        return write
+
+    memo = CellMemo(max_bytes=4000)
+    places = memo.places([offer_key(r) for r in ROWS], ROWS)
+    assert list(memo.cells(("a",), places, ROWS, writer("a"))) == [b"<td>a1.5</td>", b"<td>a2.5</td>"]
+    assert list(memo.cells(("a",), places, ROWS, writer("a"))) == [b"<td>a1.5</td>", b"<td>a2.5</td>"]
+    assert written == [("a", [1.5, 2.5])]  # the second time from the memo
+    assert memo.ranks(places) == [0, 1] and memo.ranks(memo.places([offer_key(ROWS[1])], ROWS[1:])) == [0]
+
+    changed = [ROWS[0], {**ROWS[1], "price": 3.0}]  # other data under the same offer key
+    cells = memo.cells(("a",), memo.places([offer_key(r) for r in changed], changed), changed, writer("a"))
+    assert list(cells) == [b"<td>a1.5</td>", b"<td>a3.0</td>"] and written[-1] == ("a", [3.0])
+    equal = [dict(row) for row in changed]  # equal rows (another day's answer of the same data): kept
+    assert list(memo.cells(("a",), memo.places([offer_key(r) for r in equal], equal), equal, writer("a"))) == cells
+
+    ways_before = len(written)
+    for way in "bcdefghijklmnopq":  # more ways than 4,000 bytes hold: the least recently used go
+        memo.cells((way,), places, changed, writer(way))
+        assert memo.cache_size <= 4000
+    memo.cells(("a",), places, changed, writer("a"))
+    assert written[-1] == ("a", [1.5, 3.0]) and len(written) == ways_before + 17  # "a" was forgotten
+
+
+def test_the_fast_sort_is_the_plain_sort_on_every_column(state: AppState) -> None:
+    found = market(state, Page("/", [("include_stale", "true"), ("include_unavailable", "true")], "en", False))
+    assert len(found.rows) > 20 and any(row.get("list_price") is None for row in found.rows)
+    for column in found.columns:  # values missing, repeated, lists, derived
+        for desc in (False, True):
+            expected = sort_rows(found.rows, column.key, desc)
+            assert sort_rows_fast(found.rows, column.key, desc) == expected, (column.key, desc)
+
+
+def test_the_cell_memo_knows_which_fields_no_row_has() -> None:
+    memo = CellMemo(max_bytes=10_000)
+    rows = [{**ROWS[0], "list_price": None, "notes": None}, {**ROWS[1], "list_price": None, "notes": "spot"}]
+    memo.places([offer_key(r) for r in rows], rows)
+    assert memo.absent(["list_price", "notes", "price", "total_gb"]) == {"list_price"}  # total_gb: not a field
+    priced = [{**rows[0], "list_price": 2.0}]  # the same offer with other data: it has one now
+    memo.places([offer_key(r) for r in priced], priced)
+    assert memo.absent(["list_price", "notes"]) == frozenset()

@@ -1,0 +1,74 @@
+"""The market page written before its first visitor: whenever the current offers change (a run
+landed, a replica took a new snapshot, an offer turned stale), a worker thread loads them, renders
+the page a browser's first visit asks for (`/` in each language) and writes every current offer's
+cells in every column, currency and language into the cell memo (api.web.cell_memo). The first
+view of any columns, currency or language is then joined from ready cells; nothing of it runs on
+the event loop, which only looks every second whether the offers changed (memory, no query)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from api.answers import current_rows
+from api.limits import limits_of
+from api.state import AppState
+from api.web.cell_memo import offer_key, way_of
+from api.web.html import Page
+from api.web.i18n import LANGUAGES, Words
+from api.web.market import cell_memo, column_keys, kept_cells
+from api.web.money import CURRENCIES, rates_for
+from api.web.pages import market_page
+from api.web.table import columns_of
+from pricedb.queries import CurrentOffers
+from pricedb.redact import get_logger
+
+log = get_logger("gpuprice.api")
+
+CHECK_EVERY_S = 1.0
+AFTER_FAILURE_S = 60.0  # a store that failed to load is tried again a minute later, not every second
+
+
+def warm_market(state: AppState) -> CurrentOffers:
+    """Load the current offers, keep the first visit's page in each language and write every
+    current offer's cells every way the page can ask for; the offers warmed."""
+    with limits_of(state.settings):
+        current = state.current()
+        for lang in LANGUAGES:
+            page = Page("/", [], lang, lang_given=False)
+            state.cached_value(page.cache_key, lambda _, page=page: market_page(state, page))
+        rows = current_rows(current, current.offers)
+        today = state.clock().date()
+        memo, refit = cell_memo(state, None, today)
+        rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
+        keys, written = column_keys(rows), set()
+        places = memo.places([offer_key(row) for row in rows], rows)
+        for lang in LANGUAGES:
+            columns = columns_of(rows, keys, Words(lang))
+            for lang_given in (False, True):
+                page = Page("/", [], lang, lang_given)
+                for currency in CURRENCIES:
+                    ways = {way_of(c, currency, lang, lang_given): c for c in columns}
+                    todo = [c for way, c in ways.items() if way not in written]
+                    kept_cells(memo, places, page, currency, rates, todo, rows)
+                    written.update(ways)
+        memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
+        refit()
+    return current
+
+
+async def keep_warm(state: AppState, every_s: float = CHECK_EVERY_S) -> None:
+    """Warm the market page whenever the current offers are not the ones warmed last (a task of
+    the app's lifespan; cancelled when it ends)."""
+    warmed: Any = None
+    while True:
+        wait = every_s
+        if warmed is None or state.fresh_current() is not warmed:
+            try:
+                warmed = await run_in_threadpool(warm_market, state)
+            except Exception as exc:  # the store's fault: the answers report it; the pages are written on demand
+                log.warning("market page not written ahead: %s", exc)
+                warmed, wait = None, AFTER_FAILURE_S
+        await asyncio.sleep(wait)
