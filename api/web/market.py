@@ -212,11 +212,12 @@ def kept_cells(
 
 def cell_memo(state: AppState, day: date | None, today: date) -> tuple[CellMemo, Callable[[], None]]:
     """The cell memo of a day's market (None: the current one), kept in the state's answer cache
-    (which forgets it when the offers change) and bounded to a tenth of that cache; and how to
-    charge it again once it grew. Cells depend on the day too: the latest rates convert the figures
-    that needed no conversion."""
+    (which forgets it when the offers change) and bounded to a fifth of that cache (every way of
+    2,000 offers of every card takes 6.8 MB: a tenth of the default 64 MB dropped some, and the
+    first view of all columns paid for it); and how to charge it again once it grew. Cells depend
+    on the day too: the latest rates convert the figures that needed no conversion."""
     key = ("market_cells", day, today)
-    memo = state.cached_value(key, lambda _: CellMemo(int(state.settings.answer_cache_mb * 2**20) // 10))
+    memo = state.cached_value(key, lambda _: CellMemo(int(state.settings.answer_cache_mb * 2**20) // 5))
     return memo, lambda: state.refit(key, memo)
 
 
