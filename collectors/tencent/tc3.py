@@ -30,7 +30,6 @@ from datetime import UTC, datetime
 
 import httpx
 from pydantic import SecretStr
-from tencentcloud.common.sign import Sign
 
 from pricedb import clock
 
@@ -66,6 +65,8 @@ def string_to_sign(timestamp: int, service: str, canonical: str) -> str:
 
 
 def signature(secret_key: SecretStr, timestamp: int, service: str, to_sign: str) -> str:
+    from tencentcloud.common.sign import Sign  # imported here, not by every CLI start
+
     return Sign.sign_tc3(secret_key.get_secret_value(), utc_date(timestamp), service, to_sign)
 
 
