@@ -2,8 +2,8 @@
 line on stderr and a status of api.exits, never with a traceback.
 
 Building the parser imports no command's work: each handler imports what its command needs when it
-runs (every `gpuprice` start pays for its imports; `estimate` needs no database, `collect lambda`
-no other provider's SDK)."""
+runs, since every `gpuprice` start pays for its imports (`--help` and `--version` need nothing more,
+`collect lambda` no other provider's SDK; tests/test_project.py holds this)."""
 
 from __future__ import annotations
 
