@@ -79,7 +79,7 @@ def environment(**settings: object) -> dict[str, str]:
     return env
 
 
-def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0) -> Any:
+def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0, every_s: float = 0.05) -> Any:
     """`condition()`'s first true value. The timeout only bounds a broken run: on a loaded machine
     (two cores shared) starting a process alone can take tens of seconds."""
     deadline = time.monotonic() + timeout_s
@@ -91,7 +91,7 @@ def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0) 
         if result:
             return result
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+        time.sleep(every_s)
 
 
 @dataclass
@@ -355,7 +355,8 @@ def test_a_collector_killed_mid_publish_never_shows_a_partial_snapshot(cluster: 
         # the replicas look again after it died: two looks each, so at least one began after the death
         looked = {name: checks(replica) for name, replica in cluster.replicas.items()}
         for name, replica in cluster.replicas.items():
-            wait_for(f"{replica.name} to look again", lambda r=replica, n=name: checks(r) >= looked[n] + 2)
+            wait_for(f"{replica.name} to look again", lambda r=replica, n=name: checks(r) >= looked[n] + 2,
+                     every_s=POLL_S / 8)  # fmt: skip
     finally:
         watching.set()
         watcher.join()
