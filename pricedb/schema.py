@@ -240,6 +240,26 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "INSERT INTO history_layout VALUES (0)",
         ],
     ),
+    (
+        10,
+        "answers about past days built ahead of the question (pricedb/day_answers.py)",
+        [
+            # Built after each compaction for past days, served only while the runs finished before the
+            # day's end are still those they were built from (`runs_before`, `newest_run`): a run that
+            # lands late for that day makes them stale, and the answer is built on demand again.
+            """
+            CREATE TABLE day_answers (
+                kind VARCHAR NOT NULL,            -- offers: /offers?date= (first page) | digest: built on demand
+                day DATE NOT NULL,
+                time_zone VARCHAR NOT NULL,       -- the day's zone (UTC for snapshots)
+                runs_before BIGINT NOT NULL,      -- runs finished before the day's end, when built
+                newest_run BIGINT NOT NULL,       -- the newest of them (0: none)
+                body VARCHAR NOT NULL,            -- the answer's JSON as built
+                PRIMARY KEY (kind, day, time_zone)
+            )
+            """,
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come
