@@ -15,7 +15,7 @@ from api.history import not_future
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
 from collectors.schedule import planned_runs
-from pricedb.day_answers import DAY_PAGE, load_day_answer
+from pricedb.day_answers import DAY_PAGE, answers_folder, load_day_answer
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
@@ -165,8 +165,7 @@ def kept_day_page(state: AppState, day: date) -> bytes | None:
     cutoff = end_of_day_utc(day)
     if cutoff > now:  # the day is not over: its offers' staleness still moves with the clock
         return None
-    body = load_day_answer(state.cursor(), DAY_PAGE, day, "UTC", cutoff)
-    return body.encode() if body is not None else None
+    return load_day_answer(state.cursor(), answers_folder(state.store.path), DAY_PAGE, day, "UTC", cutoff)
 
 
 def day_page(cur: Any, day: date, now: datetime, params: OffersParams) -> dict[str, Any]:

@@ -38,11 +38,11 @@ def build_day_answers(store: PriceStore, settings: Settings, now: datetime) -> i
     zone = settings.digest_zone
     stored = {day for (day,) in cur.execute("SELECT date FROM digests").fetchall()}
 
-    def page(day: date) -> str:
-        return dumps(day_page(cur, day, now, OffersParams(date=day))).decode()
+    def page(day: date) -> bytes:
+        return dumps(day_page(cur, day, now, OffersParams(date=day)))
 
-    def digest(day: date) -> str:
-        return dumps(build_digest(cur, day, zone, now)).decode()
+    def digest(day: date) -> bytes:
+        return dumps(build_digest(cur, day, zone, now))
 
     local_first = first.replace(tzinfo=UTC).astimezone(zone).date()
     built = _build(store, DAY_PAGE, "UTC", _days_over(first.date(), now, end_of_day_utc), page)
@@ -61,13 +61,15 @@ def _days_over(first: date, now: datetime, end: Callable[[date], datetime]) -> l
 
 
 def _build(
-    store: PriceStore, kind: str, zone: str, days: list[tuple[date, datetime]], body: Callable[[date], str]
+    store: PriceStore, kind: str, zone: str, days: list[tuple[date, datetime]], body: Callable[[date], bytes]
 ) -> int:
     cur = store.cursor()
     kept = kept_days(cur, kind, zone)
     seen = runs_seen(cur, [end for _, end in days])
     wanted = [(day, now_seen) for (day, _), now_seen in zip(days, seen, strict=True) if kept.get(day) != now_seen]
     for start in range(0, len(wanted), BATCH_DAYS):
-        batch: list[tuple[date, RunsSeen, str]] = [(day, s, body(day)) for day, s in wanted[start : start + BATCH_DAYS]]
-        store.write_with(lambda write, batch=batch: keep_day_answers(write, kind, zone, batch))
+        batch: list[tuple[date, RunsSeen, bytes]] = [
+            (day, s, body(day)) for day, s in wanted[start : start + BATCH_DAYS]
+        ]
+        keep_day_answers(store, kind, zone, batch)
     return len(wanted)

@@ -16,6 +16,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -27,7 +28,7 @@ from api.errors import ApiError
 from api.query import DigestParams
 from api.state import AppState, dumps, now_utc
 from pricedb.clock import iso_utc
-from pricedb.day_answers import DIGEST, load_day_answer
+from pricedb.day_answers import DIGEST, answers_folder, load_day_answer
 from pricedb.digest import (
     build_digest,
     day_window,
@@ -70,21 +71,21 @@ def digest_payload(state: AppState, day: date) -> dict[str, Any]:
     else:
         zone = state.settings.digest_zone
         now = state.clock()
-        digest = kept_digest(cur, day, zone, now) or build_digest(cur, day, zone, now)
+        digest = kept_digest(cur, answers_folder(state.store.path), day, zone, now) or build_digest(cur, day, zone, now)
         digest["stored"] = False
         digest["note"] = PARTIAL_NOTE.format(zone=zone.key) if digest["partial"] else ON_DEMAND_NOTE
     digest["deliveries"] = deliveries_for(cur, day)
     return digest
 
 
-def kept_digest(cur: Any, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any] | None:
+def kept_digest(cur: Any, folder: Path, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any] | None:
     """`build_digest(cur, day, zone, now)` as built ahead (api.day_answers) for a day that is over,
     while the runs it was built from stand; None: build it. Only `built_at` (now) differs between
     two builds of a day that is over, so it is set here."""
     _, end = day_window(day, zone)
     if end > now:
         return None
-    body = load_day_answer(cur, DIGEST, day, zone.key, end)
+    body = load_day_answer(cur, folder, DIGEST, day, zone.key, end)
     if body is None:
         return None
     digest = json.loads(body)

@@ -4,6 +4,7 @@ served without building anything, and stop being served when a run lands late fo
 from __future__ import annotations
 
 import random
+import shutil
 from datetime import date, datetime, timedelta
 
 import pytest
@@ -15,7 +16,7 @@ from api.day_answers import build_day_answers
 from api.digests import digest_answer
 from api.query import DigestParams, OffersParams
 from api.state import AppState
-from pricedb.day_answers import DAY_PAGE, DIGEST, load_day_answer
+from pricedb.day_answers import DAY_PAGE, DIGEST, answers_folder, load_day_answer
 from pricedb.digest import day_window
 from pricedb.models import Pricing, RunStatus, Unit
 from pricedb.settings import Settings
@@ -109,10 +110,15 @@ def test_kept_day_answers_are_the_on_demand_bytes(
                                                    observed_at=late_at)], finished_at=late_at))  # fmt: skip
     for day in over:
         stale = end_of_day_utc(day) > late_at
-        assert (load_day_answer(store.cursor(), DAY_PAGE, day, "UTC", end_of_day_utc(day)) is None) == stale
+        assert (
+            load_day_answer(store.cursor(), answers_folder(store.path), DAY_PAGE, day, "UTC", end_of_day_utc(day))
+            is None
+        ) == stale
     for day in over_local:
         end = day_window(day, settings.digest_zone)[1]
-        assert (load_day_answer(store.cursor(), DIGEST, day, zone, end) is None) == (end > late_at)
+        assert (load_day_answer(store.cursor(), answers_folder(store.path), DIGEST, day, zone, end) is None) == (
+            end > late_at
+        )
     fresh = _plain(store, settings, now, days)
     assert fresh != on_demand
     assert _bodies(AppState(store, settings, clock=lambda: now), days) == fresh
@@ -125,6 +131,11 @@ def test_kept_day_answers_are_the_on_demand_bytes(
         assert _bodies(AppState(store, settings, clock=lambda: now), over_local) == {
             key: body for key, body in fresh.items() if key[1] in over_local
         }
+    # A copy of the database without its answers' folder (a replica, a backup) builds them on demand.
+    folder = answers_folder(store.path)
+    assert len(list(folder.iterdir())) == built
+    shutil.rmtree(folder)
+    assert _bodies(AppState(store, settings, clock=lambda: now), days) == fresh
 
 
 def _plain(store: PriceStore, settings: Settings, now: datetime, days: list[date]) -> dict[tuple[str, date], bytes]:
