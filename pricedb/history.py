@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from pricedb.history_layout import Layout, named_offers_source
+from pricedb.history_layout import Layout, laid_out_only, named_offers_source
 from pricedb.offer_filter import OfferFilter, sql_where
 
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
@@ -93,6 +93,17 @@ _POINTS = """
 """
 
 
+# The same from the layout alone: `series` is numbered in key order (pricedb.history_layout), so
+# ordering by it is ordering by key, over one integer, and the filters read one table without a subquery.
+_LAID_OUT_POINTS = """
+    SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
+           observed_at, price, cny_per_hour, cny_per_gb_hour
+    FROM history_points
+    WHERE series IN ({series}) AND {where}
+    ORDER BY series, observed_at, observation_id
+"""
+
+
 # One point of a series from (observed_at, price, cny_per_hour, cny_per_gb_hour) and, when they differ
 # from the series' own, the point's (currency, unit); `as_dict` is the plain form.
 PointBuilder = Callable[[datetime, float, float | None, float | None, tuple[str, str] | None], Any]
@@ -121,9 +132,20 @@ def history(
     `layout`: the layout read at this data version (pricedb.history_layout.read_layout), which spares
     the named question its look-ups; `point` builds each point (api.history writes their JSON)."""
     where, values = _where(query)
-    observations = _source(cur, query.offers, laid_out, layout)
+    offers = query.offers
+    only = (
+        laid_out_only(layout, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings)
+        if laid_out and offers.providers and offers.regions and offers.skus and offers.pricings
+        else None
+    )
+    observations = "history_points" if only is not None else _source(cur, offers, laid_out, layout)
     if observations != "observations":
-        rows = cur.execute(_POINTS.format(source=observations, where=where), values).fetchall()
+        if only is not None:
+            numbers = ", ".join(str(int(n)) for n in only) or "NULL"
+            sql = _LAID_OUT_POINTS.format(series=numbers, where=where)
+        else:
+            sql = _POINTS.format(source=observations, where=where)
+        rows = cur.execute(sql, values).fetchall()
         keys = list(dict.fromkeys(tuple(row[:4]) for row in rows))
         page = keys[query.offset : query.offset + query.limit]
         wanted = set(page)

@@ -95,6 +95,21 @@ def compact(cur: duckdb.DuckDBPyConnection) -> int:
     return upto
 
 
+def laid_out_only(
+    layout: Layout | None,
+    providers: tuple[str, ...],
+    lower_regions: list[str],
+    skus: tuple[str, ...],
+    pricings: tuple[str, ...],
+) -> list[int] | None:
+    """The series numbers these values name, when their every observation is in `history_points`
+    (nothing appended since the compaction) and the numbers are held in memory; None otherwise."""
+    if layout is None or layout.newest_id > layout.compacted_upto:
+        return None
+    held = layout.series_of(providers, lower_regions, skus, pricings)
+    return sorted(held) if held is not None else None
+
+
 def named_offers_source(
     cur: duckdb.DuckDBPyConnection,
     providers: tuple[str, ...],
