@@ -8,14 +8,14 @@ order."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
 from pricedb.history_layout import Layout, laid_out_only, named_offers_source
-from pricedb.offer_filter import OfferFilter, sql_where
+from pricedb.offer_filter import SPOT, OfferFilter, sql_where
 
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
 
@@ -93,15 +93,33 @@ _POINTS = """
 """
 
 
-# The same from the layout alone: `series` is numbered in key order (pricedb.history_layout), so
-# ordering by it is ordering by key, over one integer, and the filters read one table without a subquery.
+# The same from the layout alone, for series chosen by their key (pricedb.history_layout): the key's
+# columns are neither filtered nor read (each series' key is held in memory; a new question reads its
+# row group cold, column by column), and `series` is numbered in key order, so ordering by it is
+# ordering by key.
 _LAID_OUT_POINTS = """
-    SELECT provider, region, sku, pricing, gpu_model, gpu_memory_gb, gpu_count, currency, unit,
-           observed_at, price, cny_per_hour, cny_per_gb_hour
+    SELECT series, gpu_model, gpu_memory_gb, gpu_count, currency, unit, observed_at, price, cny_per_hour,
+           cny_per_gb_hour
     FROM history_points
     WHERE series IN ({series}) AND {where}
     ORDER BY series, observed_at, observation_id
 """
+
+
+def _laid_out_rows(
+    cur: duckdb.DuckDBPyConnection, query: HistoryQuery, layout: Layout, series: list[int]
+) -> list[tuple[Any, ...]]:
+    """`_POINTS`' rows for these series, which are exactly those the question's key values name."""
+    offers = query.offers
+    if not offers.include_interruptible:  # the rule sql_where writes over `pricing`, a part of the key
+        series = [n for n in series if layout.key_of(n)[3] != SPOT]
+    if not series:
+        return []
+    unnamed = replace(offers, providers=(), regions=(), skus=(), pricings=(), include_interruptible=True)
+    where, values = _where(replace(query, offers=unnamed))
+    numbers = ", ".join(str(int(n)) for n in series)
+    rows = cur.execute(_LAID_OUT_POINTS.format(series=numbers, where=where), values).fetchall()
+    return [(*layout.key_of(number), *rest) for number, *rest in rows]
 
 
 # One point of a series from (observed_at, price, cny_per_hour, cny_per_gb_hour) and, when they differ
@@ -140,12 +158,10 @@ def history(
     )
     observations = "history_points" if only is not None else _source(cur, offers, laid_out, layout)
     if observations != "observations":
-        if only is not None:
-            numbers = ", ".join(str(int(n)) for n in only) or "NULL"
-            sql = _LAID_OUT_POINTS.format(series=numbers, where=where)
+        if only is not None and layout is not None:
+            rows = _laid_out_rows(cur, query, layout, only)
         else:
-            sql = _POINTS.format(source=observations, where=where)
-        rows = cur.execute(sql, values).fetchall()
+            rows = cur.execute(_POINTS.format(source=observations, where=where), values).fetchall()
         keys = list(dict.fromkeys(tuple(row[:4]) for row in rows))
         page = keys[query.offset : query.offset + query.limit]
         wanted = set(page)
