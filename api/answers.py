@@ -3,7 +3,7 @@ CLI prints them with `--json` (or renders them as tables), so both always say th
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from api import cheapest
@@ -11,15 +11,17 @@ from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
 from api.cheapest_write import written_answer
-from api.history import day_snapshot_page
+from api.history import not_future
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
 from collectors.schedule import planned_runs
+from pricedb.day_answers import DAY_PAGE, answers_folder, load_day_answer
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
 from pricedb.runs import RunRow, recent_runs
 from pricedb.settings import Settings
+from pricedb.snapshot import end_of_day_utc, snapshot_page
 
 
 def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> dict[str, Any]:
@@ -139,8 +141,45 @@ def current_rows(current: CurrentOffers, offers: list[Offer]) -> list[dict[str, 
 
 
 def offers_answer(state: AppState, params: OffersParams) -> bytes:
-    """Current offers, or with `date` the market at the end of that UTC day."""
+    """Current offers, or with `date` the market at the end of that UTC day (its first page in the
+    default order read as built ahead, api.day_answers, while the runs it was built from stand)."""
+    if params.date is not None and is_kept_day_question(params):
+        kept = kept_day_page(state, params.date)
+        if kept is not None:
+            return kept
     return offers_result(state, params).body
+
+
+_FIRST_PAGE = OffersParams().model_dump(exclude={"date"})
+
+
+def is_kept_day_question(params: OffersParams) -> bool:
+    """Whether this `/offers?date=` question is the one kept per past day: no filter, the default
+    order, the first page (api.day_answers builds it ahead)."""
+    return params.model_dump(exclude={"date"}) == _FIRST_PAGE
+
+
+def kept_day_page(state: AppState, day: date) -> bytes | None:
+    """The kept answer of `/offers?date=day` (None: none kept, or built from other runs than now)."""
+    now = not_future(state, day)
+    cutoff = end_of_day_utc(day)
+    if cutoff > now:  # the day is not over: its offers' staleness still moves with the clock
+        return None
+    return load_day_answer(state.cursor(), answers_folder(state.store.path), DAY_PAGE, day, "UTC", cutoff)
+
+
+def day_page(cur: Any, day: date, now: datetime, params: OffersParams) -> dict[str, Any]:
+    """`/offers?date=` as built: the day's market filtered, sorted and paged in the database."""
+    found = snapshot_page(cur, end_of_day_utc(day), now, params.offer_filter(), params.sort, params.desc,
+                          params.limit, params.offset)  # fmt: skip
+    return {
+        "date": day.isoformat(),
+        "as_of": iso(found.as_of),
+        "count": found.count,
+        "offset": params.offset,
+        "limit": params.limit,
+        "offers": [offer_json(o) for o in found.offers],
+    }
 
 
 def offers_result(state: AppState, params: OffersParams) -> Answer:
@@ -150,15 +189,7 @@ def offers_result(state: AppState, params: OffersParams) -> Answer:
 
     def build(current: CurrentOffers) -> dict[str, Any]:
         if params.date:  # only the page is read from the past: filtered, sorted and counted in the database
-            found = day_snapshot_page(state, params.date, params)
-            return {
-                "date": params.date.isoformat(),
-                "as_of": iso(found.as_of),
-                "count": found.count,
-                "offset": params.offset,
-                "limit": params.limit,
-                "offers": [offer_json(o) for o in found.offers],
-            }
+            return day_page(state.cursor(), params.date, not_future(state, params.date), params)
         kept = [o for o in current.offers if matches(o, chosen_offers)]
         chosen = sorted(kept, key=_sort_key(params), reverse=params.desc)
         page = chosen[params.offset : params.offset + params.limit]

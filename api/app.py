@@ -55,7 +55,7 @@ def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
 
     async def digest_job() -> None:  # a coroutine function, so APScheduler awaits it on the event loop
         await run_digest_job(store, settings)
-        await run_compaction_job(store)
+        await run_compaction_job(store, settings)
 
     return [("digest", digest_job, trigger)]
 

@@ -146,6 +146,7 @@ class PriceStore:
         self.path = Path(path if path is not None else settings.db)
         self.read_only = read_only
         self.conn = self._connect()
+        self._bound_memory()
         self._write_lock = threading.Lock()
         self.version = 0  # bumped after every committed write; the API caches answers on it
         # Why the last write failed (disk full, file made read-only), until a write succeeds: /healthz shows it.
@@ -171,6 +172,13 @@ class PriceStore:
             if problem is None:
                 raise
             raise problem from exc
+
+    def _bound_memory(self) -> None:
+        """DuckDB's memory limit as set (it is the database's, shared by every cursor of this process)."""
+        if self.settings.db_memory_mb:
+            self.conn.execute(f"SET memory_limit = '{int(self.settings.db_memory_mb)}MB'")
+        else:
+            self.conn.execute("RESET memory_limit")
 
     # ----- plumbing ------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -366,8 +374,12 @@ class PriceStore:
     @_storage_faults
     def compact_history(self) -> int:
         """Lay the observations out by offer (pricedb.history_layout); returns the newest id laid out."""
-        with self._transaction() as cur:
-            return compact(cur)
+        self.conn.execute("RESET memory_limit")  # sorting every observation needs more than serving
+        try:
+            with self._transaction() as cur:
+                return compact(cur)
+        finally:
+            self._bound_memory()
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:
