@@ -83,6 +83,29 @@ def kept_days(cur: duckdb.DuckDBPyConnection, kind: str, zone: str) -> dict[date
     return {day: RunsSeen(int(n), int(newest)) for day, n, newest in rows}
 
 
+def kept_sizes(store: PriceStore, kind: str, zone: str) -> dict[date, int]:
+    """The bytes each kept answer of `kind` takes on disk (0 when its file is gone)."""
+    folder = answers_folder(store.path)
+    rows = (
+        store.cursor()
+        .execute("SELECT day, file FROM day_answers WHERE kind = ? AND time_zone = ?", [kind, zone])
+        .fetchall()
+    )
+    sizes = {}
+    for day, name in rows:
+        try:
+            sizes[day] = (folder / name).stat().st_size
+        except OSError:
+            sizes[day] = 0
+    return sizes
+
+
+def drop_day_answers(store: PriceStore, kind: str, zone: str, days: list[date]) -> None:
+    """Stop keeping the answers of `kind` for `days` (their questions are built on demand again)."""
+    if days:
+        _replace(store, kind, zone, days, [])
+
+
 def keep_day_answers(store: PriceStore, kind: str, zone: str, answers: list[tuple[date, RunsSeen, bytes]]) -> None:
     """Keep these answers, replacing earlier builds of their days: each is written to a file of its
     own (a new name every time, so a file is never changed while a reader may hold its name), then the
@@ -98,7 +121,14 @@ def keep_day_answers(store: PriceStore, kind: str, zone: str, answers: list[tupl
         partial.write_bytes(body)
         partial.replace(folder / name)
         rows.append([kind, day, zone, seen.count, seen.newest, name])
-    days = [day for day, _, _ in answers]
+    _replace(store, kind, zone, [day for day, _, _ in answers], rows)
+
+
+def _replace(store: PriceStore, kind: str, zone: str, days: list[date], rows: list[list[object]]) -> None:
+    """Commit `rows` in place of the kept answers of `days`, then remove the files those named. The
+    store's version stays: a kept answer is the on-demand answer byte for byte, so no cached answer
+    and no current offer changes with it."""
+    folder = answers_folder(store.path)
 
     def replace(cur: duckdb.DuckDBPyConnection) -> list[str]:
         old = cur.execute(
@@ -109,8 +139,9 @@ def keep_day_answers(store: PriceStore, kind: str, zone: str, answers: list[tupl
             "DELETE FROM day_answers WHERE kind = ? AND time_zone = ? AND day IN (SELECT unnest(?::DATE[]))",
             [kind, zone, days],
         )
-        cur.executemany("INSERT INTO day_answers VALUES (?, ?, ?, ?, ?, ?)", rows)
+        if rows:
+            cur.executemany("INSERT INTO day_answers VALUES (?, ?, ?, ?, ?, ?)", rows)
         return [name for (name,) in old]
 
-    for name in store.write_with(replace):
+    for name in store.keep_with(replace):
         (folder / name).unlink(missing_ok=True)

@@ -191,10 +191,11 @@ class PriceStore:
             self.conn.close()
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _transaction(self, moves_version: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
         """The one way to write: under the write lock, in one transaction on its own cursor. Committed
         when the block ends, rolled back if it raises (the rollback never hides the block's error);
-        `version` moves after the commit, so readers' caches move on."""
+        `version` moves after the commit, so readers' caches move on (unless the write changes no
+        answer: see `keep_with`)."""
         with self._write_lock:
             cur = self.cursor()
             cur.begin()
@@ -204,7 +205,8 @@ class PriceStore:
             except Exception:
                 _rollback(cur)
                 raise
-            self.version += 1
+            if moves_version:
+                self.version += 1
 
     @_storage_faults
     def migrate(self) -> None:
@@ -370,6 +372,13 @@ class PriceStore:
             result = work(cur)
             self._fx = None
         return result
+
+    def keep_with(self, work: Callable[[duckdb.DuckDBPyConnection], R]) -> R:
+        """`work(cursor)` in one transaction that changes no answer (answers about past days kept as
+        built, byte for byte the ones built on demand): `version` stays, so the current offers and
+        every cached answer are not read again for it."""
+        with self._transaction(moves_version=False) as cur:
+            return work(cur)
 
     @_storage_faults
     def compact_history(self) -> int:

@@ -146,3 +146,41 @@ def _plain(store: PriceStore, settings: Settings, now: datetime, days: list[date
         return _bodies(AppState(store, settings, clock=lambda: now), days)
     finally:
         store.write_with(lambda cur: cur.executemany("INSERT INTO day_answers VALUES (?, ?, ?, ?, ?, ?)", kept))
+
+
+def test_kept_answers_take_at_most_their_bound_newest_days_first(store: PriceStore, settings: Settings) -> None:
+    now = utc_naive(NOW)
+    first = now - timedelta(days=DAYS)
+    _runs(store, random.Random("bound"), first, now)
+    days = [first.date() + timedelta(days=k) for k in range(DAYS)]
+    unbounded = settings.model_copy(update={"digest_time_zone": "UTC"})
+    version = store.version
+    built = build_day_answers(store, unbounded, now)
+    assert store.version == version  # keeping answers changes none: cached answers and offers stay
+    folder = answers_folder(store.path)
+    sizes = {
+        (kind, day): (folder / name).stat().st_size
+        for kind, day, name in store.cursor().execute("SELECT kind, day, file FROM day_answers").fetchall()
+    }
+    assert len(sizes) == built
+    on_demand = _plain(store, unbounded, now, days)
+
+    newest_first = sorted(sizes, key=lambda key: key[1], reverse=True)
+    fit = 0
+    while sum(sizes[key] for key in newest_first[: fit + 1]) <= sum(sizes.values()) // 2:
+        fit += 1
+    bound = sum(sizes[key] for key in newest_first[:fit])
+    bounded = unbounded.model_copy(update={"day_answers_mb": (bound + 0.5) / (1024 * 1024)})
+    assert build_day_answers(store, bounded, now) == 0  # what stays is not built again
+    kept = {(kind, day) for kind, day in store.cursor().execute("SELECT kind, day FROM day_answers").fetchall()}
+    on_disk = list(folder.iterdir())
+    assert len(on_disk) == len(kept) and sum(path.stat().st_size for path in on_disk) <= bound
+    oldest_kept = min(day for _, day in kept)
+    assert all(day < oldest_kept or (kind, day) in kept for kind, day in sizes)  # the newest days stay
+    assert 0 < len(kept) < len(sizes)
+    # the days no longer kept are built on demand, the same bytes
+    assert _bodies(AppState(store, bounded, clock=lambda: now), days) == on_demand
+
+    nothing = unbounded.model_copy(update={"day_answers_mb": 0.0})
+    assert build_day_answers(store, nothing, now) == 0
+    assert not list(folder.iterdir()) and not store.cursor().execute("SELECT * FROM day_answers").fetchall()
