@@ -10,7 +10,7 @@ from api import cheapest
 from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
-from api.cheapest_write import written_answer
+from api.cheapest_write import Written, WrittenOnce, members, written_answer
 from api.history import day_snapshot_page
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
@@ -66,16 +66,19 @@ def cheapest_json(
     if not isinstance(selection, RowSelection):
         return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
     assert columns is not None
-    ranked = [
-        (row, cost, cheapest.option_extra(offer, query, judge))
-        for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)
-    ]
-    return written_answer(
-        lambda options, unpriced: cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced),
-        columns.pieces,
-        ranked,
-        selection.unpriced_rows,
-    )
+    once = None if judge is None else WrittenOnce(judge.memo.written)  # what the judge's memo holds, written once
+    ranked = []
+    for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True):
+        extra = cheapest.option_extra(offer, query, judge)
+        ranked.append((row, cost, members(extra) if once is None else once(extra, members)))
+
+    def fields(options: Written, unpriced: Written) -> dict[str, Any]:
+        found = cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
+        if once is not None:
+            found["estimate"], found["viability"] = once(found["estimate"], dumps), once(found["viability"], dumps)
+        return found
+
+    return written_answer(fields, columns.pieces, ranked, selection.unpriced_rows)
 
 
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:

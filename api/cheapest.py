@@ -157,6 +157,10 @@ class Judge(Protocol):
 
     def fits(self, offer: Offer) -> bool: ...
 
+    def fits_each(self, configurations: list[tuple[int, float]], offers: list[Offer]) -> list[bool]:
+        """`fits` for each of `offers`, the first offer of each of `configurations` (gpu_count, gpu_memory_gb)."""
+        ...
+
     @property
     def needs_card_figures(self) -> bool:
         """Whether the ranking or the hours need figures a card may lack (then `unranked` is answered)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,7 @@ class Grouped:
                 group = groups[key] = len(groups)
                 self.first.append(row)
             index.append(group)
-        self.keys = list(groups)
+        self.keys: list[Any] = list(groups)
         self.index = np.array(index, dtype=np.int32)
 
 
@@ -139,10 +140,13 @@ class OfferColumns:
     rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
     configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
     stepped: SteppedPrices  # the offers priced in steps (rule STEPPED)
+    pieces_max_bytes: int  # what `pieces` may hold (GPUPRICE_OFFER_PIECES_MB)
     pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
+    _unfiltered: dict[tuple[bool, bool, bool], Unfiltered] = field(init=False)  # by the flags asked
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "pieces", OfferPieces(self.offers))
+        object.__setattr__(self, "pieces", OfferPieces(self.offers, self.pieces_max_bytes))
+        object.__setattr__(self, "_unfiltered", {})
 
     @classmethod
     def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
@@ -177,6 +181,7 @@ class OfferColumns:
             rule=np.array([-1 if r is None else rule_index[r] for r in rule_of], dtype=np.int32),
             configurations=Grouped((o.gpu_count, o.gpu_memory_gb) for o in offers),
             stepped=SteppedPrices(offers, [i for i, r in enumerate(rule_of) if r == STEPPED], settings),
+            pieces_max_bytes=int(settings.offer_pieces_mb * 2**20),
         )
 
     def rows_for(self, chosen: OfferFilter, query: CheapestQuery) -> np.ndarray:
@@ -226,6 +231,43 @@ class OfferColumns:
             if len(at):
                 totals[at] = self.stepped.totals(rows[at], hours)
         return totals
+
+
+EXCLUDED = ("interruptible", "stale", "unavailable")  # the flags, in the order they leave a viable offer out
+
+
+def _flags(columns: OfferColumns, chosen: OfferFilter) -> list[tuple[str, np.ndarray]]:
+    """The flags a question leaves offers out by, each with its column, in the reference's order."""
+    included = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
+    flags = (columns.spot, columns.stale, columns.sold_out)
+    return [(reason, flag) for reason, flag, keep in zip(EXCLUDED, flags, included, strict=True) if not keep]
+
+
+@dataclass(frozen=True)
+class Unfiltered:
+    """Every offer by configuration, with one question's flags applied: what a question with no
+    selecting rule (the usual question by model and workload) reads. Viability there is one verdict
+    per configuration, so a question gathers its configurations' rows instead of judging every row."""
+
+    rows: np.ndarray  # the priced rows the flags keep, by configuration
+    group: np.ndarray  # each of those rows' configuration
+    unpriced: np.ndarray  # the unpriced rows the flags keep, in the offers' order
+    unpriced_group: np.ndarray
+    excluded: np.ndarray  # per configuration, the rows each flag took out (columns in EXCLUDED order)
+
+    @classmethod
+    def build(cls, columns: OfferColumns, chosen: OfferFilter) -> Unfiltered:
+        group = columns.configurations.index
+        left_out = np.zeros(len(group), dtype=bool)
+        excluded = np.zeros((len(columns.configurations.keys), len(EXCLUDED)), dtype=np.int64)
+        for reason, flag in _flags(columns, chosen):
+            hit = flag & ~left_out
+            excluded[:, EXCLUDED.index(reason)] = np.bincount(group[hit], minlength=len(excluded))
+            left_out |= hit
+        priced = np.flatnonzero(~left_out & columns.priced)
+        priced = priced[np.argsort(group[priced], kind="stable")]
+        unpriced = np.flatnonzero(~left_out & ~columns.priced)
+        return cls(priced, group[priced], unpriced, group[unpriced], excluded)
 
 
 class SteppedPrices:
@@ -279,23 +321,21 @@ def select_fast(
         return select(columns.offers, query, settings, judge)
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
     chosen = query.offer_filter
-    rows = columns.rows_for(chosen, query)
-    rows = rows[columns.viable(rows, query, judge)]
-    left_out = np.zeros(len(rows), dtype=bool)
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
-    for reason, flag, included in (
-        ("interruptible", columns.spot, chosen.include_interruptible),
-        ("stale", columns.stale, chosen.include_stale),
-        ("unavailable", columns.sold_out, chosen.include_unavailable),
-    ):
-        if not included:
+    if judge is not None and not (chosen.gpus or chosen.pricings or chosen.providers or chosen.regions or chosen.skus):
+        rows, unpriced = _unfiltered(columns, chosen, judge, excluded)
+    else:
+        rows = columns.rows_for(chosen, query)
+        rows = rows[columns.viable(rows, query, judge)]
+        left_out = np.zeros(len(rows), dtype=bool)
+        for reason, flag in _flags(columns, chosen):
             hit = flag[rows] & ~left_out
             excluded[reason] = int(hit.sum())
             left_out |= hit
-    rows = rows[~left_out]
-    priced = columns.priced[rows]
-    unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
-    rows = rows[priced]
+        rows = rows[~left_out]
+        priced = columns.priced[rows]
+        unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
+        rows = rows[priced]
     top = _top(columns, rows, query, settings, judge)
     return RowSelection(
         ranked=[(offer, cost) for _, offer, cost in top],
@@ -306,6 +346,23 @@ def select_fast(
         ranked_rows=[row for row, _, _ in top],
         unpriced_rows=unpriced,
     )
+
+
+def _unfiltered(
+    columns: OfferColumns, chosen: OfferFilter, judge: Judge, excluded: dict[str, int]
+) -> tuple[np.ndarray, list[int]]:
+    """The viable priced rows and the unpriced ones of a question with no selecting rule, and what
+    its flags left out (into `excluded`): every configuration is judged (as the reference judges
+    every offer), and only the viable ones' rows are read."""
+    flags = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
+    found = columns._unfiltered.get(flags)
+    if found is None:
+        found = columns._unfiltered[flags] = Unfiltered.build(columns, chosen)
+    groups = columns.configurations
+    verdict = np.array(judge.fits_each(groups.keys, [columns.offers[row] for row in groups.first]), dtype=bool)
+    for reason, count in zip(EXCLUDED, found.excluded[verdict].sum(axis=0).tolist(), strict=True):
+        excluded[reason] = count
+    return found.rows[verdict[found.group]], found.unpriced[verdict[found.unpriced_group]].tolist()
 
 
 def _top(
