@@ -247,10 +247,12 @@ def _flags(columns: OfferColumns, chosen: OfferFilter) -> list[tuple[str, np.nda
 class Unfiltered:
     """Every offer by configuration, with one question's flags applied: what a question with no
     selecting rule (the usual question by model and workload) reads. Viability there is one verdict
-    per configuration, so a question gathers its configurations' rows instead of judging every row."""
+    per configuration, and a job's total under one billing rule grows with the offer's hourly price,
+    so per rule the priced rows are kept by price: a question's candidates for its first `limit` are
+    the first viable rows of each rule (and every stepped one), not every row."""
 
-    rows: np.ndarray  # the priced rows the flags keep, by configuration
-    group: np.ndarray  # each of those rows' configuration
+    by_rule: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]  # (rule, rows by price, their configurations, prices)
+    priced: np.ndarray  # per configuration, its priced rows the flags keep
     unpriced: np.ndarray  # the unpriced rows the flags keep, in the offers' order
     unpriced_group: np.ndarray
     excluded: np.ndarray  # per configuration, the rows each flag took out (columns in EXCLUDED order)
@@ -258,16 +260,40 @@ class Unfiltered:
     @classmethod
     def build(cls, columns: OfferColumns, chosen: OfferFilter) -> Unfiltered:
         group = columns.configurations.index
+        count = len(columns.configurations.keys)
         left_out = np.zeros(len(group), dtype=bool)
-        excluded = np.zeros((len(columns.configurations.keys), len(EXCLUDED)), dtype=np.int64)
+        excluded = np.zeros((count, len(EXCLUDED)), dtype=np.int64)
         for reason, flag in _flags(columns, chosen):
             hit = flag & ~left_out
-            excluded[:, EXCLUDED.index(reason)] = np.bincount(group[hit], minlength=len(excluded))
+            excluded[:, EXCLUDED.index(reason)] = np.bincount(group[hit], minlength=count)
             left_out |= hit
         priced = np.flatnonzero(~left_out & columns.priced)
-        priced = priced[np.argsort(group[priced], kind="stable")]
+        by_rule = []
+        for rule in np.unique(columns.rule[priced]).tolist():
+            rows = priced[columns.rule[priced] == rule]
+            rows = rows[np.lexsort((rows, columns.cny_per_hour[rows]))]
+            by_rule.append((rule, rows, group[rows], columns.cny_per_hour[rows]))
         unpriced = np.flatnonzero(~left_out & ~columns.priced)
-        return cls(priced, group[priced], unpriced, group[unpriced], excluded)
+        return cls(by_rule, np.bincount(group[priced], minlength=count), unpriced, group[unpriced], excluded)
+
+    def candidates(self, columns: OfferColumns, viable: np.ndarray, hours: float, limit: int) -> np.ndarray:
+        """Rows among which the first `limit` viable priced rows are (ranked by total first): in each
+        rule, the viable rows whose total is at most that of its `limit`-th (every row of a stepped
+        rule, whose total does not follow the hourly price)."""
+        found = []
+        stepped = columns.rules.index(STEPPED) if STEPPED in columns.rules else -1
+        for rule, rows, groups, prices in self.by_rule:
+            at = np.flatnonzero(viable[groups])
+            if len(at) > limit and rule != stepped:
+                billed = _billed(columns.rules[rule], hours)
+                head = at[: 2 * limit]
+                totals = prices[head] * billed  # as `totals` computes them: rising with the price
+                cut = int(np.searchsorted(totals, totals[limit - 1], side="right"))
+                if cut == len(head):  # as many ties as that: every row up to the tie
+                    cut = int(np.searchsorted(prices[at] * billed, totals[limit - 1], side="right"))
+                at = at[:cut]
+            found.append(rows[at])
+        return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
 class SteppedPrices:
@@ -323,7 +349,7 @@ def select_fast(
     chosen = query.offer_filter
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
     if judge is not None and not (chosen.gpus or chosen.pricings or chosen.providers or chosen.regions or chosen.skus):
-        rows, unpriced = _unfiltered(columns, chosen, judge, excluded)
+        rows, viable_count, unpriced = _unfiltered(columns, query, judge, excluded)
     else:
         rows = columns.rows_for(chosen, query)
         rows = rows[columns.viable(rows, query, judge)]
@@ -336,24 +362,26 @@ def select_fast(
         priced = columns.priced[rows]
         unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
         rows = rows[priced]
+        viable_count = len(rows)
     top = _top(columns, rows, query, settings, judge)
     return RowSelection(
         ranked=[(offer, cost) for _, offer, cost in top],
         unpriced=[columns.offers[i] for i in unpriced],
         excluded=excluded,
         unranked=[],
-        viable_count=len(rows),
+        viable_count=viable_count,
         ranked_rows=[row for row, _, _ in top],
         unpriced_rows=unpriced,
     )
 
 
 def _unfiltered(
-    columns: OfferColumns, chosen: OfferFilter, judge: Judge, excluded: dict[str, int]
-) -> tuple[np.ndarray, list[int]]:
-    """The viable priced rows and the unpriced ones of a question with no selecting rule, and what
-    its flags left out (into `excluded`): every configuration is judged (as the reference judges
-    every offer), and only the viable ones' rows are read."""
+    columns: OfferColumns, query: CheapestQuery, judge: Judge, excluded: dict[str, int]
+) -> tuple[np.ndarray, int, list[int]]:
+    """For a question with no selecting rule: the rows its first `limit` are among, how many priced
+    rows are viable, the unpriced ones, and what its flags left out (into `excluded`). Every
+    configuration is judged (as the reference judges every offer); only the viable ones' rows are read."""
+    chosen = query.offer_filter
     flags = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
     found = columns._unfiltered.get(flags)
     if found is None:
@@ -362,7 +390,10 @@ def _unfiltered(
     verdict = np.array(judge.fits_each(groups.keys, [columns.offers[row] for row in groups.first]), dtype=bool)
     for reason, count in zip(EXCLUDED, found.excluded[verdict].sum(axis=0).tolist(), strict=True):
         excluded[reason] = count
-    return found.rows[verdict[found.group]], found.unpriced[verdict[found.unpriced_group]].tolist()
+    assert query.hours is not None
+    rows = found.candidates(columns, verdict, query.hours, query.limit) if query.limit > 0 else np.empty(0, np.int64)
+    unpriced = found.unpriced[verdict[found.unpriced_group]].tolist()
+    return rows, int(found.priced[verdict].sum()), unpriced
 
 
 def _top(
