@@ -70,7 +70,10 @@ def cheapest_json(
     ranked = []
     for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True):
         extra = cheapest.option_extra(offer, query, judge)
-        ranked.append((row, cost, members(extra) if once is None else once(extra, members)))
+        if once is not None:
+            ranked.append((row, cost, once(extra, members)))
+        else:  # by `mem`: most options have no notes
+            ranked.append((row, cost, NO_JOB_NOTES if extra == NO_JOB_NOTES_FIELDS else members(extra)))
 
     def fields(options: Written, unpriced: Written) -> dict[str, Any]:
         found = cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
@@ -81,14 +84,26 @@ def cheapest_json(
     return written_answer(fields, columns.pieces, ranked, selection.unpriced_rows)
 
 
+NO_JOB_NOTES_FIELDS: dict[str, Any] = {"job_notes": []}
+NO_JOB_NOTES = members(NO_JOB_NOTES_FIELDS)
+
+
+def _columns(state: AppState, current: CurrentOffers) -> OfferColumns:
+    return state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
+
+
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
+    return state.cached_value(
+        key, lambda current: cheapest_json(params, current, state.settings, _columns(state, current))
+    )
 
-    def build(current: CurrentOffers) -> bytes:
-        columns = state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
-        return cheapest_json(params, current, state.settings, columns)
 
-    return state.cached_value(key, build)
+def cheapest_from_memory(state: AppState, params: CheapestParams) -> bytes | None:
+    """`cheapest_answer` while the current offers are loaded and valid (None otherwise), computed
+    without keeping it by its parameters: AnswerCache keeps it by its request."""
+    current = state.fresh_current()
+    return None if current is None else cheapest_json(params, current, state.settings, _columns(state, current))
 
 
 def estimate_answer(params: EstimateParams) -> bytes:

@@ -102,15 +102,14 @@ class Cut:
 
     def write(self, values: tuple[bytes, ...], more: bytes = b"") -> bytes:
         """The object with `values` in the varying members and `more` (members, written) at its end."""
-        out = bytearray(self.pieces[0])
-        for value, piece in zip(values, self.pieces[1:], strict=True):
-            out += value
-            out += piece
+        pieces = self.pieces
+        parts = [pieces[0]]
+        for at, value in enumerate(values, start=1):
+            parts += (value, pieces[at])
         if more:
-            out += b","
-            out += more
-        out += b"}"
-        return bytes(out)
+            parts += (b",", more)
+        parts.append(b"}")
+        return b"".join(parts)
 
 
 PIECE_BYTES = 512  # a kept entry beyond its bytes: the dict slot, its `Cut` and the tuple and bytes headers
