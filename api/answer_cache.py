@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.answers import cheapest_from_memory
+from api.answers import cheapest_answer
 from api.errors import ApiError
 from api.limits import limits_of
 from api.query import LISTS, CheapestParams
@@ -45,7 +45,7 @@ def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:
         if params is None:
             with limits_of(state.settings):
                 params = CheapestParams.model_validate(_as_routed(query_string))
-        body = cheapest_from_memory(state, params)
+        body = cheapest_answer(state, params)
         state.reused.charge(params)  # what its judge worked out may have grown
         return body
     except (ValidationError, ApiError):

@@ -99,13 +99,6 @@ def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     )
 
 
-def cheapest_from_memory(state: AppState, params: CheapestParams) -> bytes | None:
-    """`cheapest_answer` while the current offers are loaded and valid (None otherwise), computed
-    without keeping it by its parameters: AnswerCache keeps it by its request."""
-    current = state.fresh_current()
-    return None if current is None else cheapest_json(params, current, state.settings, _columns(state, current))
-
-
 def estimate_answer(params: EstimateParams) -> bytes:
     """`/estimate`: needs no prices, so no store."""
     assert params.estimate is not None  # EstimateParams validation made it
