@@ -40,10 +40,13 @@ from api.cheapest import (
     Selection,
     billed_hours,
     by_total,
+    hourly_cost,
     job_cost,
     monthly_period,
+    period_cost,
     price_segments,
     select,
+    term_cost,
     whole_periods,
 )
 from api.cheapest_write import OfferPieces
@@ -143,10 +146,12 @@ class OfferColumns:
     pieces_max_bytes: int  # what `pieces` may hold (GPUPRICE_OFFER_PIECES_MB)
     pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
     _unfiltered: dict[tuple[bool, bool, bool], Unfiltered] = field(init=False)  # by the flags asked
+    _by_model: dict[tuple[bool, bool, bool], dict[str, ModelRows]] = field(init=False)  # by the flags asked
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pieces", OfferPieces(self.offers, self.pieces_max_bytes))
         object.__setattr__(self, "_unfiltered", {})
+        object.__setattr__(self, "_by_model", {})
 
     @classmethod
     def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
@@ -296,6 +301,31 @@ class Unfiltered:
         return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class ModelRows:
+    """One GPU model's offers with one question's flags applied, each kind by capacity (ascending):
+    what a plain `mem` question about named GPUs reads with a binary search per kind."""
+
+    priced: np.ndarray  # priced rows the flags keep
+    priced_capacity: np.ndarray
+    unpriced: np.ndarray
+    unpriced_capacity: np.ndarray
+    excluded_capacity: list[np.ndarray]  # per flag (EXCLUDED order), the capacities of the rows it took out
+
+    @classmethod
+    def build(cls, columns: OfferColumns, model: str, flags: list[tuple[str, np.ndarray]]) -> ModelRows:
+        rows, capacity = columns.by_gpu[model], columns.capacity_by_gpu[model]
+        left_out = np.zeros(len(rows), dtype=bool)
+        excluded = {reason: capacity[:0] for reason in EXCLUDED}
+        for reason, flag in flags:
+            hit = flag[rows] & ~left_out
+            excluded[reason] = capacity[hit]
+            left_out |= hit
+        priced = ~left_out & columns.priced[rows]
+        unpriced = ~left_out & ~columns.priced[rows]
+        return cls(rows[priced], capacity[priced], rows[unpriced], capacity[unpriced], [excluded[r] for r in EXCLUDED])
+
+
 class SteppedPrices:
     """The stepped offers' price segments as arrays (one row per stepped offer, padded with segments
     that start at infinity), so their totals are `job_cost`'s own sum — the same IEEE operations in
@@ -348,8 +378,12 @@ def select_fast(
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
     chosen = query.offer_filter
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
-    if judge is not None and not (chosen.gpus or chosen.pricings or chosen.providers or chosen.regions or chosen.skus):
+    selecting = chosen.pricings or chosen.providers or chosen.regions or chosen.skus
+    if judge is not None and not (chosen.gpus or selecting):
         rows, viable_count, unpriced = _unfiltered(columns, query, judge, excluded)
+    elif judge is None and chosen.gpus and not (selecting or query.single_gpu):
+        rows, unpriced = _by_models(columns, query, excluded)
+        viable_count = len(rows)
     else:
         rows = columns.rows_for(chosen, query)
         rows = rows[columns.viable(rows, query, judge)]
@@ -375,6 +409,35 @@ def select_fast(
     )
 
 
+def _by_models(columns: OfferColumns, query: CheapestQuery, excluded: dict[str, int]) -> tuple[np.ndarray, list[int]]:
+    """The priced and unpriced rows of a plain `mem` question about named GPUs (no other selecting
+    rule, not `single_gpu`), and what its flags left out (into `excluded`): per model, a binary search
+    at `mem` in each kind of its rows, kept by capacity for the question's flags."""
+    chosen = query.offer_filter
+    flags = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
+    kept = columns._by_model.get(flags)
+    if kept is None:
+        kept = columns._by_model[flags] = {}
+    priced, unpriced = [], []
+    counts = [0] * len(EXCLUDED)
+    for model in chosen.gpus:
+        found = kept.get(model)
+        if found is None:
+            if model not in columns.by_gpu:
+                continue
+            found = kept[model] = ModelRows.build(columns, model, _flags(columns, chosen))
+        priced.append(found.priced[np.searchsorted(found.priced_capacity, query.mem_gb, side="left") :])
+        unpriced.append(found.unpriced[np.searchsorted(found.unpriced_capacity, query.mem_gb, side="left") :])
+        for at, capacity in enumerate(found.excluded_capacity):
+            if len(capacity):
+                counts[at] += len(capacity) - int(np.searchsorted(capacity, query.mem_gb, side="left"))
+    for reason, count in zip(EXCLUDED, counts, strict=True):
+        excluded[reason] = count
+    rows = priced[0] if len(priced) == 1 else np.concatenate(priced) if priced else np.empty(0, dtype=np.int64)
+    left = unpriced[0] if len(unpriced) == 1 else np.concatenate(unpriced) if unpriced else np.empty(0, dtype=np.int64)
+    return rows, np.sort(left).tolist()  # unpriced in the offers' order, as the reference
+
+
 def _unfiltered(
     columns: OfferColumns, query: CheapestQuery, judge: Judge, excluded: dict[str, int]
 ) -> tuple[np.ndarray, int, list[int]]:
@@ -396,6 +459,33 @@ def _unfiltered(
     return rows, int(found.priced[verdict].sum()), unpriced
 
 
+class RuleCosts:
+    """`job_cost` of priced rows for one question's hours, with the billed hours worked out once per
+    billing rule (the same functions `job_cost` calls, so the same figures and words)."""
+
+    def __init__(self, columns: OfferColumns, hours: float, settings: Settings) -> None:
+        self.columns, self.hours, self.settings = columns, hours, settings
+        self._billed: dict[int, float] = {}
+
+    def of(self, row: int, offer: Offer) -> JobCost:
+        index = int(self.columns.rule[row])
+        rule = self.columns.rules[index]
+        assert offer.cny_per_hour is not None  # priced rows only
+        kind = rule[0]
+        if kind == "billed":
+            billed = self._billed.get(index)
+            if billed is None:
+                billed = self._billed[index] = _billed(rule, self.hours)
+            return hourly_cost(offer.cny_per_hour, billed)
+        if kind == "period":
+            return period_cost(offer.cny_per_hour, rule[1], self.hours, self.settings)  # type: ignore[arg-type]
+        if kind == "term":
+            return term_cost(offer.cny_per_hour, rule[1])  # type: ignore[arg-type]
+        cost = job_cost(offer, self.hours, self.settings)  # stepped
+        assert cost is not None
+        return cost
+
+
 def _top(
     columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
 ) -> list[tuple[int, Offer, JobCost]]:
@@ -411,10 +501,9 @@ def _top(
         threshold = np.partition(figure, limit - 1)[limit - 1]
         rows = rows[figure <= threshold]
     found = []
+    costs = RuleCosts(columns, query.hours, settings)
     for row in rows.tolist():
         offer = columns.offers[row]
-        cost = job_cost(offer, query.hours, settings)
-        assert cost is not None  # priced rows only
-        found.append((row, offer, cost))
+        found.append((row, offer, costs.of(row, offer)))
     found.sort(key=lambda one: judge.rank_key(one[1], one[2]) if judge is not None else by_total(one[1], one[2]))
     return found[:limit]
