@@ -288,17 +288,34 @@ class Unfiltered:
         found = []
         stepped = columns.rules.index(STEPPED) if STEPPED in columns.rules else -1
         for rule, rows, groups, prices in self.by_rule:
-            at = np.flatnonzero(viable[groups])
-            if len(at) > limit and rule != stepped:
+            if rule == stepped:
+                found.append(rows[viable[groups]])
+                continue
+            at = _first_viable(viable, groups, 2 * limit)
+            if len(at) > limit:
                 billed = _billed(columns.rules[rule], hours)
-                head = at[: 2 * limit]
-                totals = prices[head] * billed  # as `totals` computes them: rising with the price
+                totals = prices[at] * billed  # as `totals` computes them: rising with the price
                 cut = int(np.searchsorted(totals, totals[limit - 1], side="right"))
-                if cut == len(head):  # as many ties as that: every row up to the tie
+                if cut == len(at) and at[-1] < len(groups) - 1:  # as many ties as that: every viable row up to the tie
+                    at = np.flatnonzero(viable[groups])
                     cut = int(np.searchsorted(prices[at] * billed, totals[limit - 1], side="right"))
                 at = at[:cut]
             found.append(rows[at])
         return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _first_viable(viable: np.ndarray, groups: np.ndarray, wanted: int) -> np.ndarray:
+    """The positions of the first `wanted` rows (or all) whose configuration is viable, reading
+    `groups` from the start in growing chunks: the cheapest rows are usually found in the first few."""
+    found, start, size = [], 0, max(64, 4 * wanted)
+    count = 0
+    while start < len(groups) and count < wanted:
+        chunk = np.flatnonzero(viable[groups[start : start + size]]) + start
+        found.append(chunk)
+        count += len(chunk)
+        start, size = start + size, size * 4
+    at = np.concatenate(found) if len(found) > 1 else found[0] if found else np.empty(0, dtype=np.int64)
+    return at[:wanted]
 
 
 @dataclass(frozen=True)
