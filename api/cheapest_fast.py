@@ -21,6 +21,13 @@ the offers that can hold it. A question then costs a few array operations over t
   computed exactly as the reference computes it. Rankings that need a card's figures (¥ per million
   tokens, a job timed from its amount of work) go to the reference `select` as they are.
 
+Two common questions read forms kept per set of flags asked, built the first time: a plain `mem`
+question about named GPUs (`ModelRows`: each model's priced, unpriced and excluded rows by capacity,
+so the rows, the unpriced and the counts of `excluded` are binary searches), and a question by model
+and workload with no selecting rule (`Unfiltered`: one verdict per configuration, judged once per job
+by the judge's memo; per billing rule the rows by hourly price, so its first `limit` are found among
+each rule's cheapest viable rows).
+
 A new filter or ranking figure is a column built in `OfferColumns.build` and read in `select_fast`;
 tests/api/test_cheapest_fast.py must then draw the new parameter in its random questions.
 """
