@@ -151,7 +151,8 @@ class Settings(BaseSettings):
     # Answers that must neither freeze the server nor grow its memory (README "API under load").
     answer_cache_mb: float = Field(default=64.0, ge=0.0)  # memory the cached answers may hold
     # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
-    question_memo_mb: float = Field(default=64.0, ge=0.0)  # questions by model asked again with other hours
+    # Questions by model asked again with other hours: ~500 at 50,000 offers.
+    question_memo_mb: float = Field(default=96.0, ge=0.0)
     offer_pieces_mb: float = Field(default=32.0, ge=0.0)  # each shown offer's option JSON, written once
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work
     api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
