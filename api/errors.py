@@ -11,15 +11,14 @@ answer over its budget is a 503 of the same shape, with `Retry-After`."""
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import ValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from typing import TYPE_CHECKING, Any
 
 from api.budget import BudgetExceeded
+
+if TYPE_CHECKING:  # FastAPI is imported by the app that installs the handlers, not by the CLI's answers
+    from fastapi import FastAPI
+    from fastapi.exceptions import RequestValidationError
+    from pydantic import ValidationError
 
 _ERROR_NAMES = {
     400: "bad_request",
@@ -97,6 +96,11 @@ def validation_problems(exc: RequestValidationError | ValidationError) -> list[d
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(error_body(422, validation_problems(exc)), status_code=422)

@@ -5,9 +5,6 @@ it concerns, what to do — and ends the command with its status here, never wit
 
 from __future__ import annotations
 
-from pricedb.formats.exports import ExportFailed
-from pricedb.storefaults import StoreUnavailable
-
 OK = 0
 RUN_FAILED = 1  # collect: a named provider's run failed (or was skipped); digest --store: a delivery failed
 USAGE = 2  # bad option or input; the message names the option
@@ -28,6 +25,11 @@ class ServerUnavailable(Exception):
 
 def status_for(exc: BaseException) -> int | None:
     """The exit status for an error that is printed as its one line; None for anything else (a bug)."""
+    # imported here, not with this module: every `gpuprice` start imports this one, and these bring
+    # DuckDB and the export formats, which `gpuprice estimate` (say) never needs
+    from pricedb.formats.exports import ExportFailed
+    from pricedb.storefaults import StoreUnavailable
+
     if isinstance(exc, CliError):
         return USAGE
     if isinstance(exc, StoreUnavailable):

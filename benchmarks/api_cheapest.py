@@ -44,15 +44,16 @@ BY_WORK = "/cheapest?model=qwen2.5-7b&workload=full_finetune&tokens=2000000000"
 TRIVIAL = "/bench/trivial"
 
 
-def seed(db: Path, offers: int, observations: int) -> datetime:
+def seed(db: Path, offers: int, observations: int, templates: Path | None = None) -> datetime:
     """The every-card catalog, made by benchmarks/every_question.py's generator: this checkout's offline
-    round (`gpuprice collect --offline`, into a folder beside `db`) crossed with every card of the card
-    table, `offers` current offers and whole rounds of observations over six months up to now (one
-    successful run per provider and round). Returns the moment it was built."""
+    round (`templates`, a database of it; by default `gpuprice collect --offline` into a folder beside
+    `db`) crossed with every card of the card table, `offers` current offers and whole rounds of
+    observations over six months up to now (one successful run per provider and round). Returns the
+    moment it was built."""
     import duckdb
     from every_question import build, offline_templates
 
-    built_at = build(db, offline_templates(db.parent), offers, observations)
+    built_at = build(db, templates or offline_templates(db.parent), offers, observations)
     con = duckdb.connect(str(db), read_only=True)
     models, providers = con.execute("SELECT count(DISTINCT gpu_model), count(DISTINCT provider) FROM offers").fetchone()
     con.close()

@@ -89,3 +89,26 @@ def test_one_version_source(capsys: pytest.CaptureFixture[str]) -> None:
         if re.search(r"""["']0\.1\.0["']""", path.read_text(encoding="utf-8"))
     ]
     assert written == ["pricedb/version.py"]
+
+
+def test_a_command_imports_only_what_it_needs() -> None:
+    """Building the parser (every `gpuprice` start; `--help` and `--version` need nothing more)
+    imports no command's work, and the registry imports a collector only when its class is asked
+    for: `collect lambda` does not load botocore for AWS."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "heavy = ('duckdb', 'fastapi', 'numpy', 'httpx', 'botocore', 'collectors.aws')\n"
+        "from api.cli.entry import build_parser\n"
+        "build_parser()\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+        "from collectors.registry import COLLECTORS\n"
+        "assert COLLECTORS['lambda'].name == 'lambda'\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    parser, lambda_collector = ran.stdout.splitlines()
+    assert parser == "[]"
+    assert lambda_collector == "['httpx']"  # its own HTTP client: no database, no web framework, no AWS SDK

@@ -1,36 +1,44 @@
 """`gpuprice history`, `gpuprice digest` and `gpuprice export`: the same answers as `/offers/history`,
 `/digest` and `/export` (and the SkyPilot / gpuhunt catalogs), from the database file or, while
-`gpuprice serve` holds it, from the running server. `digest --store` does what the daily job does."""
+`gpuprice serve` holds it, from the running server. `digest --store` does what the daily job does.
+Each command imports its answer when it runs (api/cli/entry.py)."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from api import exits, render
+from api import exits
 from api.cli.options import offer_filters, parameter, parameters, snapshot_date
-from api.cli.runner import Question, ask, console, json_command, settings_of, write_json
-from api.digests import digest_answer, run_digest_job
 from api.exits import CliError
-from api.exports import FileAnswer, export_answer, gpuhunt_answer, skypilot_answer
-from api.history import history_answer
-from api.parsing import parse_day
-from api.query import DigestParams, ExportParams, ForeignParams, HistoryParams
-from api.state import AppState, now_utc
-from pricedb.digest import day_window
-from pricedb.store import PriceStore
 
-HISTORY = Question("/offers/history", HistoryParams, history_answer)
-DIGEST = Question("/digest", DigestParams, lambda state, params: digest_answer(state, params)[0])
-EXPORT = Question("/export", ExportParams, lambda state, params: export_answer(state, params).body)
+if TYPE_CHECKING:
+    from api.cli.runner import Question
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from api import render
+    from api.cli.runner import Question, answer_command
+    from api.history import history_answer
+    from api.query import HistoryParams
+
+    return answer_command(args, Question("/offers/history", HistoryParams, history_answer), render.history_table)
 
 
 def _store_digest(args: argparse.Namespace) -> int:
     """Build, store and deliver a digest now (what the daily job does)."""
+    import asyncio
+
+    from api.cli.runner import console, settings_of
+    from api.digests import run_digest_job
+    from api.parsing import parse_day
+    from api.state import now_utc
+    from pricedb.digest import day_window
+    from pricedb.store import PriceStore
+
     settings = settings_of(args)
     day = None
     if args.date:
@@ -57,8 +65,12 @@ def _store_digest(args: argparse.Namespace) -> int:
 def cmd_digest(args: argparse.Namespace) -> int:
     if args.store:
         return _store_digest(args)
+    from api.cli.runner import Question, ask, write_json
+    from api.digests import digest_answer
+    from api.query import DigestParams
+
     values = {**parameters(args), "format": "json" if args.json else args.format}
-    body = ask(args, DIGEST, values)
+    body = ask(args, Question("/digest", DigestParams, lambda state, params: digest_answer(state, params)[0]), values)
     if values["format"] == "json":
         write_json(json.loads(body))
     else:
@@ -68,6 +80,10 @@ def cmd_digest(args: argparse.Namespace) -> int:
 
 def _catalog(args: argparse.Namespace) -> Question:
     """The SkyPilot or gpuhunt catalog asked for; its notes go to stderr when answered here."""
+    from api.cli.runner import Question
+    from api.exports import FileAnswer, gpuhunt_answer, skypilot_answer
+    from api.query import ForeignParams
+    from api.state import AppState
 
     def answer(state: AppState, params: ForeignParams) -> bytes:
         if args.skypilot:
@@ -82,12 +98,22 @@ def _catalog(args: argparse.Namespace) -> Question:
     return Question(path, ForeignParams, answer)
 
 
+def _sheet() -> Question:
+    from api.cli.runner import Question
+    from api.exports import export_answer
+    from api.query import ExportParams
+
+    return Question("/export", ExportParams, lambda state, params: export_answer(state, params).body)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    from api.cli.runner import ask, console
+
     catalog = bool(args.skypilot or args.gpuhunt)
     values = parameters(args)
     if catalog:
         del values["format"]  # the catalogs have one format each
-    body = ask(args, _catalog(args) if catalog else EXPORT, values)
+    body = ask(args, _catalog(args) if catalog else _sheet(), values)
     if args.output:
         try:
             Path(args.output).write_bytes(body)
@@ -110,7 +136,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     parameter(history, "sku", help="comma list of instance types / SKUs")
     parameter(history, "limit", type=int, default=None, help="series per page (default 100)")
     parameter(history, "offset", type=int, default=None)
-    history.set_defaults(handler=json_command(HISTORY, render.history_table))
+    history.set_defaults(handler=cmd_history)
 
     digest = commands.add_parser("digest", parents=[common], help="what changed on a day (the daily digest)")
     parameter(digest, "date", help="the day (YYYY-MM-DD; default: yesterday in the digest time zone)")

@@ -1,16 +1,17 @@
 """The `gpuprice` parser and its entry point. Problems a user can act on end the command with one
-line on stderr and a status of api.exits, never with a traceback."""
+line on stderr and a status of api.exits, never with a traceback.
+
+Building the parser imports no command's work: each handler imports what its command needs when it
+runs, since every `gpuprice` start pays for its imports (`--help` and `--version` need nothing more,
+`collect lambda` no other provider's SDK; tests/test_project.py holds this)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
 
-from rich.markup import escape
-
 from api import exits
 from api.cli import data, prices, service
-from api.cli.runner import errors
 from pricedb.version import VERSION
 
 
@@ -36,5 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = exits.status_for(exc)
         if status is None:  # a bug: its traceback is what helps
             raise
+        from rich.markup import escape
+
+        from api.cli.runner import errors
+
         errors.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
         return status

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from api.query import EstimatorFields
-
 
 def parameter(parser: argparse.ArgumentParser, name: str, group: Any = None, **kwargs: Any) -> None:
     """`--name` (underscores as dashes), recorded as a parameter of `parser`'s command."""
@@ -35,9 +33,19 @@ def offer_filters(parser: argparse.ArgumentParser) -> None:
     flag(parser, "include_stale", "include offers of providers whose last run failed or is old")
 
 
-ESTIMATOR_HELP = {
+ARCHITECTURE = "architecture override"
+# api.query's EstimatorFields, in its order (tests/api/test_estimate_endpoint.py holds them equal): named
+# here so that building the parser, which every `gpuprice` start does, does not import the API's models
+ESTIMATOR_OPTIONS = {
     "model": "catalog name or Hugging Face id (llama-2-13b, Qwen/Qwen2.5-14B)",
     "params": "parameter count instead of a model: 7B, 13e9",
+    "layers": ARCHITECTURE,
+    "hidden": ARCHITECTURE,
+    "heads": ARCHITECTURE,
+    "kv_heads": ARCHITECTURE,
+    "head_dim": ARCHITECTURE,
+    "vocab": ARCHITECTURE,
+    "intermediate": ARCHITECTURE,
     "workload": "inference (default), lora, qlora, full_finetune",
     "precision": "fp32, bf16 (default), fp16, int8, int4",
     "context": "tokens per sequence (prompt + output)",
@@ -55,8 +63,8 @@ ESTIMATOR_HELP = {
 
 def estimator_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("the job to estimate (instead of --mem)")
-    for name in EstimatorFields.model_fields:
-        parameter(parser, name, group, help=ESTIMATOR_HELP.get(name, "architecture override"))
+    for name, help_text in ESTIMATOR_OPTIONS.items():
+        parameter(parser, name, group, help=help_text)
 
 
 def snapshot_date(parser: argparse.ArgumentParser) -> None:

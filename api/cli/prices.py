@@ -1,5 +1,6 @@
 """`gpuprice cheapest`, `estimate`, `offers` and `providers`: the same answers as `/cheapest`,
-`/estimate`, `/offers` and `/providers`, as tables or (`--json`) as the API's JSON."""
+`/estimate`, `/offers` and `/providers`, as tables or (`--json`) as the API's JSON. Each command
+imports its answer when it runs (api/cli/entry.py)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,44 @@ import argparse
 import json
 from typing import Any
 
-from api import exits, render
-from api.answers import cheapest_answer, estimate_answer, offers_answer, providers_answer
+from api import exits
 from api.cli.options import estimator_options, flag, offer_filters, parameter, parameters, snapshot_date
-from api.cli.runner import Question, emit, json_command, parse
-from api.query import CheapestParams, EstimateParams, OffersParams
 
-CHEAPEST = Question("/cheapest", CheapestParams, cheapest_answer)
-OFFERS = Question("/offers", OffersParams, offers_answer)
-PROVIDERS = Question("/providers", None, lambda state, _: providers_answer(state))
+
+def cmd_cheapest(args: argparse.Namespace) -> int:
+    from api import render
+    from api.answers import cheapest_answer
+    from api.cli.runner import Question, answer_command
+    from api.query import CheapestParams
+
+    return answer_command(args, Question("/cheapest", CheapestParams, cheapest_answer), render.cheapest_table)
+
+
+def cmd_offers(args: argparse.Namespace) -> int:
+    from api import render
+    from api.answers import offers_answer
+    from api.cli.runner import Question, answer_command
+    from api.query import OffersParams
+
+    return answer_command(args, Question("/offers", OffersParams, offers_answer), render.offers_table)
+
+
+def cmd_providers(args: argparse.Namespace) -> int:
+    from api import render
+    from api.answers import providers_answer
+    from api.cli.runner import Question, answer_command
+
+    question = Question("/providers", None, lambda state, _: providers_answer(state))
+    return answer_command(args, question, render.providers_table)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     """Needs no prices, so no database."""
+    from api import render
+    from api.answers import estimate_answer
+    from api.cli.runner import emit, parse
+    from api.query import EstimateParams
+
     params = parse(EstimateParams, parameters(args))
     emit(args, json.loads(estimate_answer(params)), render.estimate_table)
     return exits.OK
@@ -49,7 +75,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     parameter(cheapest, "limit", type=int, default=None)
     estimator_options(cheapest)
-    cheapest.set_defaults(handler=json_command(CHEAPEST, render.cheapest_table))
+    cheapest.set_defaults(handler=cmd_cheapest)
 
     estimate = commands.add_parser("estimate", parents=[common], help="GPU memory a workload needs")
     estimator_options(estimate)
@@ -62,7 +88,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     flag(offers, "desc", "sort descending")
     parameter(offers, "limit", type=int, default=None)
     snapshot_date(offers)
-    offers.set_defaults(handler=json_command(OFFERS, render.offers_table))
+    offers.set_defaults(handler=cmd_offers)
 
     providers = commands.add_parser("providers", parents=[common], help="each provider's last run")
-    providers.set_defaults(handler=json_command(PROVIDERS, render.providers_table))
+    providers.set_defaults(handler=cmd_providers)

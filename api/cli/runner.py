@@ -129,11 +129,7 @@ def emit(args: argparse.Namespace, payload: Any, table: Callable[[Any], None]) -
         table(payload)
 
 
-def json_command(question: Question, table: Callable[[Any], None]) -> Callable[[argparse.Namespace], int]:
-    """A command that asks `question` with its options and prints the answer as `table` (or JSON)."""
-
-    def run(args: argparse.Namespace) -> int:
-        emit(args, json.loads(ask(args, question, parameters(args))), table)
-        return exits.OK
-
-    return run
+def answer_command(args: argparse.Namespace, question: Question, table: Callable[[Any], None]) -> int:
+    """Ask `question` with the command's options and print the answer as `table` (or JSON)."""
+    emit(args, json.loads(ask(args, question, parameters(args))), table)
+    return exits.OK

@@ -1,26 +1,21 @@
 """`gpuprice serve` (the API and the scheduler in one process) and `gpuprice collect` (one run now,
-with progress and a summary)."""
+with progress and a summary). Each command imports what it needs when it runs (api/cli/entry.py)."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 from typing import Any
 
-from rich.markup import escape
-
-from api import exits, render
-from api.cli.runner import console, emit, errors, settings_of
+from api import exits
 from api.exits import CliError
-from pricedb.files import sweep_leftovers
-from pricedb.models import RunStatus
-from pricedb.replication.storage import open_storage
-from pricedb.store import PriceStore
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from api.cli.runner import console, settings_of
     from api.serve import serve
+    from pricedb.replication.storage import open_storage
 
     settings = settings_of(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -42,8 +37,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from rich.markup import escape
+
+    from api import render
+    from api.cli.runner import emit, errors, settings_of
     from collectors.registry import COLLECTORS
     from collectors.runner import collect
+    from pricedb.files import sweep_leftovers
+    from pricedb.models import RunStatus
+    from pricedb.store import PriceStore
 
     settings = settings_of(args)
     args.providers = [p.lower() for p in args.providers]  # provider names are case-insensitive everywhere

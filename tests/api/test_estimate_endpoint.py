@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.cli import main as cli
+from api.cli.options import ESTIMATOR_OPTIONS
 from api.estimator import EstimateQuery
 from api.query import EstimatorFields
 from pricedb.settings import Settings
@@ -28,6 +29,7 @@ def client(settings: Settings):
 
 def test_the_parameters_are_the_estimators() -> None:
     assert set(EstimatorFields.model_fields) == set(EstimateQuery.model_fields)
+    assert list(ESTIMATOR_OPTIONS) == list(EstimatorFields.model_fields)  # the CLI's options, in the API's order
 
 
 WORKLOADS = [

@@ -98,10 +98,10 @@ def test_openapi_document_tells_the_truth(case, served_app) -> None:
 
 # ----- the API never freezes ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def market_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def market_db(tmp_path_factory: pytest.TempPathFactory, offline_round: OfflineRound) -> Path:
     """2,000 offers with 50 observations each (benchmarks/api_cheapest.py's synthetic market)."""
     db = tmp_path_factory.mktemp("market") / "market.duckdb"
-    seed(db, offers=2000, observations=100_000)
+    seed(db, offers=2000, observations=100_000, templates=offline_round.db)
     return db
 
 

@@ -26,7 +26,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -78,7 +79,7 @@ def environment(**settings: object) -> dict[str, str]:
     return env
 
 
-def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0) -> Any:
+def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0, every_s: float = 0.05) -> Any:
     """`condition()`'s first true value. The timeout only bounds a broken run: on a loaded machine
     (two cores shared) starting a process alone can take tens of seconds."""
     deadline = time.monotonic() + timeout_s
@@ -90,7 +91,7 @@ def wait_for(what: str, condition: Callable[[], Any], timeout_s: float = 120.0) 
         if result:
             return result
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+        time.sleep(every_s)
 
 
 @dataclass
@@ -135,13 +136,20 @@ class Server:
         return self.get("/healthz").json()
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_all([self])
+
+
+def stop_all(servers: Iterable[Server]) -> None:
+    """SIGTERM to every server still running, then wait for each: they shut down side by side."""
+    running = [s.process for s in servers if s.process is not None and s.process.poll() is None]
+    for process in running:
+        process.send_signal(signal.SIGTERM)
+    for process in running:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 class QuietFiles(SimpleHTTPRequestHandler):
@@ -158,6 +166,7 @@ class Cluster:
     http: ThreadingHTTPServer
     replicas: dict[str, Server]
     collector_env: dict[str, str]
+    started: list[Server]  # every process the cluster started, stopped together when the module ends
     collector: Server | None = None
     landed: dict[str, Any] = field(default_factory=dict)  # version and answers of the last landing
     runs: int = 0  # runs the collectors recorded so far: a start-up round is FX, then manual
@@ -167,6 +176,7 @@ class Cluster:
                 "--", "serve", "--offline", "--db", str(self.folder / "collector.duckdb"), "--port", "0"]  # fmt: skip
         address = self.folder / "collector.duckdb.server.json"
         self.collector = Server("collector", argv, self.collector_env, address, self.folder).start()
+        self.started.append(self.collector)
         return self.collector
 
     def manifests(self) -> dict[str, Manifest]:
@@ -204,12 +214,14 @@ class Cluster:
 
     def assert_answers_like_the_collector(self) -> dict[str, bytes]:
         assert self.collector is not None
-        expected = {q: self.collector.get(q) for q in QUESTIONS}
+        servers = [self.collector, *self.replicas.values()]
+        with ThreadPoolExecutor(len(servers)) as pool:  # each process answers its questions beside the others
+            collector_answers, *replica_answers = pool.map(lambda s: [s.get(q) for q in QUESTIONS], servers)
+        expected = dict(zip(QUESTIONS, collector_answers, strict=True))
         for question, answer in expected.items():
             assert answer.status_code == 200, (question, answer.text)
-        for replica in self.replicas.values():
-            for question in QUESTIONS:
-                got = replica.get(question)
+        for replica, answers in zip(self.replicas.values(), replica_answers, strict=True):
+            for question, got in zip(QUESTIONS, answers, strict=True):
                 assert (got.status_code, got.content) == (200, expected[question].content), (replica.name, question)
         return {q: a.content for q, a in expected.items()}
 
@@ -235,6 +247,11 @@ def scrape(server: Server) -> dict[str, dict[tuple[tuple[str, str], ...], float]
         for sample in family.samples:
             samples.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
     return samples
+
+
+def checks(server: Server) -> float:
+    """How many times a replica has looked at its source so far, whatever each look found."""
+    return sum(scrape(server).get("gpuprice_snapshot_checks_total", {}).values())
 
 
 def manual_price(server: Server) -> float:
@@ -264,6 +281,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         threading.Thread(target=http.serve_forever, daemon=True).start()
         stack.callback(http.server_close)
         stack.callback(http.shutdown)
+        started: list[Server] = []
+        stack.callback(stop_all, started)
         sources = {
             "folder": str(published),
             "http": f"http://127.0.0.1:{http.server_address[1]}",
@@ -276,7 +295,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             env = environment(replica_poll_s=POLL_S, replica_stale_after_s=STALE_AFTER_S, **s3)
             address = folder / f"{name}-replica" / "replica.duckdb.server.json"
             replicas[name] = Server(f"replica-{name}", argv, env, address, folder).start()
-            stack.callback(replicas[name].stop)
+            started.append(replicas[name])
         store.create_bucket(BUCKET)
         for replica in replicas.values():
             replica.wait_up()
@@ -289,8 +308,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             **s3,
         )
         cluster = Cluster(folder, published, recordings / "manual" / "manual_quotes.csv", store, http, replicas,
-                          collector_env)  # fmt: skip
-        stack.callback(lambda: cluster.collector.stop() if cluster.collector else None)
+                          collector_env, started)  # fmt: skip
         yield cluster
 
 
@@ -334,7 +352,11 @@ def test_a_collector_killed_mid_publish_never_shows_a_partial_snapshot(cluster: 
         assert dying.process is not None
         assert dying.process.wait(timeout=60) == -signal.SIGKILL
         cluster.runs += 1  # FX had landed: its publish is the one that died
-        time.sleep(POLL_S * 2)  # the replicas look again after it died
+        # the replicas look again after it died: two looks each, so at least one began after the death
+        looked = {name: checks(replica) for name, replica in cluster.replicas.items()}
+        for name, replica in cluster.replicas.items():
+            wait_for(f"{replica.name} to look again", lambda r=replica, n=name: checks(r) >= looked[n] + 2,
+                     every_s=POLL_S / 8)  # fmt: skip
     finally:
         watching.set()
         watcher.join()

@@ -20,6 +20,7 @@ from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.conftest import OfflineRound
 from tests.helpers import serving
 from tests.web.conftest import WebRound, open_copy
 
@@ -169,9 +170,9 @@ def test_each_page_is_under_200_kb_transferred(client: TestClient, web_round: We
         assert int(answer.headers["content-length"]) < BUDGET, url
 
 
-def test_the_market_of_2000_offers_is_under_200_kb(tmp_path: Path) -> None:
+def test_the_market_of_2000_offers_is_under_200_kb(tmp_path: Path, offline_round: OfflineRound) -> None:
     db = tmp_path / "market.duckdb"
-    seed(db, offers=2000, observations=2000)
+    seed(db, offers=2000, observations=2000, templates=offline_round.db)
     settings = Settings(db=db, export_dir=tmp_path / "exports")
     store = PriceStore(settings)
     try:
