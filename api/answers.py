@@ -10,7 +10,7 @@ from api import cheapest
 from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
-from api.cheapest_write import written_answer
+from api.cheapest_write import Written, WrittenOnce, members, written_answer
 from api.history import not_future
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
@@ -68,26 +68,37 @@ def cheapest_json(
     if not isinstance(selection, RowSelection):
         return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
     assert columns is not None
-    ranked = [
-        (row, cost, cheapest.option_extra(offer, query, judge))
-        for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)
-    ]
-    return written_answer(
-        lambda options, unpriced: cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced),
-        columns.pieces,
-        ranked,
-        selection.unpriced_rows,
-    )
+    once = None if judge is None else WrittenOnce(judge.memo.written)  # what the judge's memo holds, written once
+    ranked = []
+    for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True):
+        extra = cheapest.option_extra(offer, query, judge)
+        if once is not None:
+            ranked.append((row, cost, once(extra, members)))
+        else:  # by `mem`: most options have no notes
+            ranked.append((row, cost, NO_JOB_NOTES if extra == NO_JOB_NOTES_FIELDS else members(extra)))
+
+    def fields(options: Written, unpriced: Written) -> dict[str, Any]:
+        found = cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
+        if once is not None:
+            found["estimate"], found["viability"] = once(found["estimate"], dumps), once(found["viability"], dumps)
+        return found
+
+    return written_answer(fields, columns.pieces, ranked, selection.unpriced_rows)
+
+
+NO_JOB_NOTES_FIELDS: dict[str, Any] = {"job_notes": []}
+NO_JOB_NOTES = members(NO_JOB_NOTES_FIELDS)
+
+
+def _columns(state: AppState, current: CurrentOffers) -> OfferColumns:
+    return state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
 
 
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
-
-    def build(current: CurrentOffers) -> bytes:
-        columns = state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
-        return cheapest_json(params, current, state.settings, columns)
-
-    return state.cached_value(key, build)
+    return state.cached_value(
+        key, lambda current: cheapest_json(params, current, state.settings, _columns(state, current))
+    )
 
 
 def estimate_answer(params: EstimateParams) -> bytes:

@@ -70,6 +70,12 @@ class ByteLRU:
             self.bytes -= oldest.size
         return True
 
+    def refit(self, key: Hashable) -> None:
+        """Charge a kept entry again after its value grew (the oldest go if the bound is passed)."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self.put(key, entry.value)
+
     def discard(self, key: Hashable) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:

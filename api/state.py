@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from api.budget import HeavyGate, active_budget
 from api.byte_cache import ByteLRU
+from api.query_fast import ReusedQuestions
 from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
@@ -84,6 +85,9 @@ class AppState:
         # Answers by question (("answer", key)) and by raw request (("raw", path, query string), served
         # before routing by AnswerCache), all valid for the current offers only.
         self._answers = ByteLRU(int(settings.answer_cache_mb * 2**20))
+        # New `/cheapest` questions by model asked again with other hours (api.query_fast): kept across data
+        # changes (what they hold depends on the question alone), bounded in bytes on their own.
+        self.reused = ReusedQuestions(int(settings.question_memo_mb * 2**20))
         # Forms of the current offers built once per reload (the columnar form /cheapest reads), by name.
         self._derived: dict[str, Any] = {}
         self.schema_version = store.schema_version()  # migrations run only when the store opens

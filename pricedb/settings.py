@@ -156,6 +156,10 @@ class Settings(BaseSettings):
     # Disk the answers about past days built ahead may take (<database>.answers/): the newest days
     # first; older days are built on demand. 0: none kept.
     day_answers_mb: float = Field(default=1024.0, ge=0.0)
+    # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
+    # Questions by model asked again with other hours: ~500 at 50,000 offers.
+    question_memo_mb: float = Field(default=96.0, ge=0.0)
+    offer_pieces_mb: float = Field(default=32.0, ge=0.0)  # each shown offer's option JSON, written once
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work
     api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
     api_heavy_concurrency: int = Field(default=1, ge=1)  # heavy answers computed at once
