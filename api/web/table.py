@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 from html import escape, unescape
+from operator import is_not, methodcaller
 from typing import Any
 
 from api.web.i18n import Words
@@ -93,8 +95,9 @@ def columns_of(
     """Each key's column, its kind read from the first row with a value (`absent`: keys known to
     have none in these rows, which are then not looked for down every row)."""
     samples: dict[str, Any] = {}
+    known = partial(is_not, None)
     for key in keys:
-        samples[key] = None if key in absent else next((r.get(key) for r in rows if r.get(key) is not None), None)
+        samples[key] = None if key in absent else next(filter(known, map(methodcaller("get", key), rows)), None)
     return [column(key, samples[key], words) for key in keys]
 
 

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,10 +25,10 @@ from api.web.html import Page
 from api.web.market import market, sort_rows, sort_rows_fast
 from api.web.pages import market_page
 from api.web.warm import keep_warm, warm_market
-from pricedb.models import RunStatus
+from pricedb.models import Pricing, RunStatus
 from pricedb.queries import CurrentOffers
 from tests.helpers import make_run
-from tests.web.conftest import WebRound, open_copy
+from tests.web.conftest import WebRound, open_copy, quote_of
 
 EVERY_COLUMN = (
     "provider,region,sku,gpu_model,gpu_memory_gb,gpu_count,total_gb,pricing,price,currency,unit,cny_per_hour,"
@@ -57,16 +57,20 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("cur", "native"), ("sort", "price"), ("desc", "true")], False),
         ("en", [("sort", "provider"), ("gpu", "A100,H100")], False),  # sorted here from the answer in default order
         ("en", [("sort", "cny_per_hour"), ("desc", "true"), ("limit", "5"), ("offset", "5")], False),  # a page of it
-        ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # the API sorts (to the microsecond)
+        ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # by the offers' moments (to the microsecond)
         ("en", [("sort", "list_price"), ("desc", "true"), ("include_stale", "true")], False),  # values missing
         ("zh", [("sort", "price_steps"), ("cols", "provider,sku,price_steps")], False),  # lists
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("sort", "observed_at")], False),
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("mem_gpu", "80GB")], False),
+        ("en", [("mem_gpu", "80GB"), ("sort", "price"), ("desc", "true")], False),  # narrowed, then sorted here
+        ("en", [("min_total", "80GB"), ("sort", "observed_at")], False),  # sorted here by the offers' moments
         ("en", [("cols", "provider,sku,price,price_steps,notes")], False),
         ("en", [("lang", "en")], True),  # links name the language
         ("zh", [], False),
         ("zh", [("cur", "INR"), ("min_total", "160GB")], False),
         ("en", [("date", web.digest_day.isoformat())], False),  # another day's market: other rows
+        ("en", [("date", web.digest_day.isoformat()), ("sort", "observed_at")], False),  # sorted by the API
+        ("en", [("date", web.digest_day.isoformat()), ("sort", "price"), ("desc", "true")], False),
         ("en", [], False),  # and today's again
         ("en", [("sort", "nope")], False),  # refused: the page says so, with every row
         ("en", [("provider", "nowhere")], False),  # refused by the API: no rows at all
@@ -211,3 +215,57 @@ def test_the_cell_memo_knows_which_fields_no_row_has() -> None:
     priced = [{**rows[0], "list_price": 2.0}]  # the same offer with other data: it has one now
     memo.places([offer_key(r) for r in priced], priced)
     assert memo.absent(["list_price", "notes"]) == frozenset()
+
+
+def test_the_cell_memo_keeps_rows_joined_for_a_set_of_ways_and_forgets_them_first() -> None:
+    written: list[str] = []
+
+    def writer(way: str) -> Callable[[list[dict[str, Any]]], list[str]]:
+        def write(rows: list[dict[str, Any]]) -> list[str]:
+            written.append(way)
+            return [f"<td>{way}{r['price']}</td>" for r in rows]
+
+        return write
+
+    memo = CellMemo(max_bytes=6000)
+    places = memo.places(None, ROWS)  # new rows: found by their keys, then by identity
+    assert memo.places(None, ROWS).at == places.at == memo.places([offer_key(r) for r in ROWS], ROWS).at
+    joined = memo.rows([("a",), ("b",)], places, ROWS, [writer("a"), writer("b")])
+    assert list(joined) == [b"<td>a1.5</td><td>b1.5</td></tr>", b"<td>a2.5</td><td>b2.5</td></tr>"]
+    one = memo.places(None, ROWS[1:])
+    assert list(memo.rows([("a",), ("b",)], one, ROWS[1:], [writer("x"), writer("x")])) == [joined[1]]
+    assert written == ["a", "b"]  # the second time joined already
+    assert memo.starts(memo.ranks(places)) == [b'<tr data-k="0"', b'\n<tr data-k="1"']
+
+    changed = [ROWS[0], {**ROWS[1], "price": 3.0}]  # other data under the same offer key: written again
+    again = memo.rows([("a",), ("b",)], memo.places(None, changed), changed, [writer("a"), writer("b")])
+    assert list(again) == [joined[0], b"<td>a3.0</td><td>b3.0</td></tr>"] and written[-2:] == ["a", "b"]
+
+    before = memo.cache_size
+    memo.rows([("b",), ("a",)], places, changed, [writer("b"), writer("a")])  # another set: from the cells
+    assert memo.cache_size > before and written[-2:] == ["a", "b"]
+    for way in "cdefghijklmnopqrstuvwxyz":  # more ways than the bound holds: joined rows go first
+        memo.cells((way,), places, changed, writer(way))
+        assert memo.cache_size <= 6000
+    assert len(memo._joined) <= 1 and ("a",) not in memo._ways
+
+
+def test_sorted_by_observation_the_page_orders_offers_as_their_moments_do(state: AppState, web_round: WebRound) -> None:
+    """Rows write `observed_at` to the second; offers observed within one second are ordered by
+    their microseconds, as `/offers` orders them, not by their offer keys."""
+    current = state.current()
+    manual = sorted((o for o in current.offers if o.provider == "manual"), key=lambda o: o.key)
+    assert len(manual) >= 3
+    at = web_round_now(web_round) - timedelta(minutes=30)
+    pricings = frozenset(Pricing(o.pricing) for o in manual)
+    quotes = [quote_of(o, o.price, at + timedelta(microseconds=900 - 100 * i)) for i, o in enumerate(manual)]
+    state.store.record_run(make_run("manual", quotes, finished_at=at + timedelta(seconds=1), pricings=pricings))
+    for desc in ("false", "true"):
+        page = Page("/", [("sort", "observed_at"), ("desc", desc), ("provider", "manual")], "en", False)
+        fast, plain = market_page(state, page)[0].body, market_page(state, page, fast=False)[0].body
+        assert fast == plain
+        rows = market(state, page).rows
+        assert [r["sku"] for r in rows] != [r["sku"] for r in sort_rows(rows, "observed_at", desc == "true")]
+        assert [(r["provider"], r["region"], r["sku"], r["pricing"]) for r in rows] == [
+            o.key for o in (manual if desc == "true" else manual[::-1])
+        ]
