@@ -83,6 +83,8 @@ JOINED_OVERHEAD = 40  # what a joined row costs beyond its bytes (the bytes' hea
 
 
 class CellMemo:
+    CACHE_SHARE = 5  # of the answer cache: every way of 2,000 offers of every card and a few column sets joined
+
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._lock = threading.RLock()  # `rows` writes missing cells through `cells`
@@ -97,6 +99,10 @@ class CellMemo:
         self._joined: OrderedDict[tuple[Way, ...], _Kept] = OrderedDict()
         self._starts: list[bytes] = []  # each rank's `<tr data-k="…"`
         self._bytes = 0
+
+    @property
+    def cache_share(self) -> int:  # the answer cache keeps it up to this share, as it bounds itself within it
+        return self.CACHE_SHARE
 
     @property
     def cache_size(self) -> int:

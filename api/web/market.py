@@ -215,12 +215,13 @@ def write_cells(
 
 def cell_memo(state: AppState, day: date | None, today: date) -> tuple[CellMemo, Callable[[], None]]:
     """The cell memo of a day's market (None: the current one), kept in the state's answer cache
-    (which forgets it when the offers change) and bounded to a fifth of that cache (every way of
-    2,000 offers of every card takes 6.8 MB: a tenth of the default 64 MB dropped some, and the
-    first view of all columns paid for it); and how to charge it again once it grew. Cells depend
+    (which forgets it when the offers change) and bounded to a fifth of that cache, a share the
+    cache lets it hold (every way of 2,000 offers of every card takes 6.8 MB, the rows of the
+    default and of every column joined 1.6 and 3.4 MB more); and how to charge it again once it grew. Cells depend
     on the day too: the latest rates convert the figures that needed no conversion."""
     key = ("market_cells", day, today)
-    memo = state.cached_value(key, lambda _: CellMemo(int(state.settings.answer_cache_mb * 2**20) // 5))
+    bound = max(0, int(state.settings.answer_cache_mb * 2**20) // CellMemo.CACHE_SHARE - 4096)  # less its key, overhead
+    memo = state.cached_value(key, lambda _: CellMemo(bound))
     return memo, lambda: state.refit(key, memo)
 
 

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import pytest
 
 from api.answers import offers_result
+from api.byte_cache import ByteLRU
 from api.limits import limits_of
 from api.query import OffersParams
 from api.state import AppState
@@ -269,3 +270,16 @@ def test_sorted_by_observation_the_page_orders_offers_as_their_moments_do(state:
         assert [(r["provider"], r["region"], r["sku"], r["pricing"]) for r in rows] == [
             o.key for o in (manual if desc == "true" else manual[::-1])
         ]
+
+
+def test_the_answer_cache_keeps_the_cell_memo_up_to_its_own_share() -> None:
+    """An answer over an eighth of the cache is not kept, but the cell memo bounds itself to a
+    fifth and is kept up to that (every way of 2,000 offers and their joined rows need more than an
+    eighth of the default cache: dropped, every view after it would write every cell again)."""
+    cache = ByteLRU(80_000)
+    memo = CellMemo(max_bytes=80_000 // CellMemo.CACHE_SHARE - 1000)
+    places = memo.places(None, ROWS)
+    memo.rows([("a",)], places, ROWS, [lambda rows: ["<td>" + "x" * 5000 + f"{r['price']}</td>" for r in rows]])
+    assert 80_000 // 8 < memo.cache_size <= memo.max_bytes
+    assert cache.put("memo", memo) and cache.get("memo") is memo
+    assert not cache.put("answer", b"x" * memo.cache_size) and cache.get("answer") is None
