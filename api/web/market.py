@@ -28,7 +28,7 @@ from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
 from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
-from api.web.html import Page, query_string
+from api.web.html import Page, query_string, render
 from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
 from api.web.table import (
@@ -411,7 +411,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
             "next": page.here(offset=offset + limit) if offset + limit < count else None,
         }
     query = query_string(page.items)
-    return {
+    form = {
         "m": m,
         "multi_gpu": is_list(OffersParams, "gpu"),
         "chosen": chosen,
@@ -420,6 +420,18 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "raw": {"min_total": last.get("min_total", ""), "date": last.get("date", "")},
         "pricing_word": lambda value: words.value("pricing", value),
         "currencies": CURRENCIES,
+    }
+    filters_key = (
+        page.lang,
+        tuple((name, tuple(sorted(values))) for name, values in chosen.items()),
+        tuple(flags.items()),
+        tuple(form["raw"].items()),
+    )
+    view_key = (page.lang, m.view.cur, tuple((c.key, c.label, c in m.shown) for c in m.columns))
+    return {
+        **form,
+        "filters_html": form_part(state, m, "_market_filters.html", filters_key, form),
+        "view_html": form_part(state, m, "_market_view.html", view_key, form),
         "header": m.header(),
         "rows_html": ROWS,
         "pager": pager,
@@ -438,6 +450,16 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
             **{name: "true" if value else "false" for name, value in flag_defaults.items()},
         },
     }
+
+
+def form_part(state: AppState, m: Market, template: str, key: tuple[Any, ...], values: dict[str, Any]) -> Markup:
+    """A part of the market's form, rendered once for each `key` (everything it shows but the filter
+    choices, which change only with the data, as the answer cache's entries do), fast; plain, always."""
+
+    def rendered(_: object = None) -> Markup:
+        return Markup(render(m.page, template, **values))
+
+    return state.cached_value(("market_form", template, key), rendered) if m.cells is not None else rendered()
 
 
 def _is_size(text: str) -> bool:
