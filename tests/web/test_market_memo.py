@@ -9,20 +9,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
+from fastapi.testclient import TestClient
 
 from api.answers import offers_result
+from api.app import create_app
 from api.byte_cache import ByteLRU
 from api.limits import limits_of
 from api.query import OffersParams
 from api.state import AppState
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
+from api.web.i18n import LANGUAGES
 from api.web.market import market, sort_rows, sort_rows_fast
 from api.web.pages import market_page
 from api.web.warm import keep_warm, warm_market
@@ -283,3 +288,77 @@ def test_the_answer_cache_keeps_the_cell_memo_up_to_its_own_share() -> None:
     assert 80_000 // 8 < memo.cache_size <= memo.max_bytes
     assert cache.put("memo", memo) and cache.get("memo") is memo
     assert not cache.put("answer", b"x" * memo.cache_size) and cache.get("answer") is None
+
+
+def test_an_answer_asked_for_while_another_thread_builds_it_is_that_build(state: AppState) -> None:
+    """A visitor arriving while the warm-up writes the page waits for it instead of writing it too."""
+    started, release, builds = threading.Event(), threading.Event(), []
+
+    def slow_build(_: CurrentOffers) -> object:
+        builds.append(threading.get_ident())
+        started.set()
+        assert release.wait(10)
+        return object()
+
+    got: list[object] = []
+    builder = threading.Thread(target=lambda: got.append(state.cached_value(("slow",), slow_build)))
+    builder.start()
+    assert started.wait(10)
+    waiter = threading.Thread(target=lambda: got.append(state.cached_value(("slow",), slow_build)))
+    waiter.start()
+    release.set()
+    builder.join(10)
+    waiter.join(10)
+    assert len(builds) == 1 and len(got) == 2 and got[0] is got[1]
+
+    def failing(_: CurrentOffers) -> NoReturn:
+        raise RuntimeError("store gone")
+
+    with pytest.raises(RuntimeError):  # a failed build is not kept: the next asker builds again
+        state.cached_value(("failing",), failing)
+    assert state.cached_value(("failing",), lambda _: "built") == "built"
+
+
+def test_a_visit_during_the_warm_up_shares_its_work(state: AppState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first visit's page asked for while the warm-up writes it is the warm-up's page, written once."""
+    import api.web.warm as warm
+
+    written: list[int] = []
+    real = warm.market_page
+
+    def counted(state: AppState, page: Page, fast: bool = True) -> Any:
+        written.append(threading.get_ident())
+        time.sleep(0.05)  # long enough for the visit to come while it is being written
+        return real(state, page, fast)
+
+    monkeypatch.setattr(warm, "market_page", counted)
+    warming = threading.Thread(target=warm_market, args=(state,))
+    warming.start()
+    for _ in range(500):
+        if written:
+            break
+        time.sleep(0.01)
+    first_visit = Page("/", [], LANGUAGES[len(written) - 1], False)  # the page being written now
+    visit = state.cached_value(first_visit.cache_key, refuse_to_build)
+    warming.join(30)
+    assert visit == market_page(state, first_visit, fast=False)
+    assert len(written) == 2 and set(written) == {warming.ident}
+
+
+def test_an_app_told_to_warm_writes_the_market_page_ahead_without_a_scheduler(
+    web_round: WebRound, tmp_path: Path
+) -> None:
+    settings, store = open_copy(web_round, tmp_path)
+    app = create_app(settings, store=store, schedule=False, warm=True)
+    first_visit = Page("/", [], "zh", False)
+    try:
+        with TestClient(app):
+            for _ in range(1000):
+                with contextlib.suppress(AssertionError):
+                    app.state.gpuprice.cached_value(first_visit.cache_key, refuse_to_build)
+                    break
+                time.sleep(0.01)
+            else:
+                raise AssertionError("not written ahead within 10 s")
+    finally:
+        store.close()
