@@ -82,6 +82,17 @@ class MarketView(BaseModel):
     min_total: Annotated[float | None, BeforeValidator(lambda t: parse_mem_gb(t) if t else None)] = None
 
 
+@dataclass(frozen=True)
+class HeaderCell:
+    """A column's head: its label in the view's currency, its sort state and the link sorting by it
+    (attributes, not a mapping: the template reads them without a failed attribute lookup each)."""
+
+    column: Column
+    label: str
+    aria: str | None  # aria-sort of the column the view is sorted by
+    href: str
+
+
 @dataclass
 class Market:
     """Everything the market page, its CSV and its Markdown show."""
@@ -136,7 +147,7 @@ class Market:
         self.refit()
         return list(chain.from_iterable(zip(self.cells.starts(self.cells.ranks(places)), rows, strict=True)))
 
-    def header(self) -> list[dict[str, Any]]:
+    def header(self) -> list[HeaderCell]:
         words = self.page.words
         heads = []
         base = self.page.here(sort=None, desc=None)  # each column's link: this view sorted by it
@@ -145,25 +156,25 @@ class Market:
             sorted_here = column.key == self.view.sort
             desc = not self.view.desc if sorted_here else False  # a new column sorts ascending first
             heads.append(
-                {
-                    "column": column,
-                    "label": money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
-                    "aria": ("descending" if self.view.desc else "ascending") if sorted_here else None,
-                    "href": f"{base}{query_string([('sort', column.key), ('desc', 'true' if desc else None)])[1:]}",
-                }
+                HeaderCell(
+                    column,
+                    money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
+                    ("descending" if self.view.desc else "ascending") if sorted_here else None,
+                    f"{base}{query_string([('sort', column.key), ('desc', 'true' if desc else None)])[1:]}",
+                )
             )
         return heads
 
     def csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([h["label"] for h in self.header()])
+        writer.writerow([h.label for h in self.header()])
         for cells in self.table_rows():
             writer.writerow([csv_value(c) for c in cells])
         return buffer.getvalue()
 
     def markdown(self) -> str:
-        labels = [h["label"].replace("|", "\\|") for h in self.header()]
+        labels = [h.label.replace("|", "\\|") for h in self.header()]
         lines = [
             "| " + " | ".join(labels) + " |",
             "|" + "|".join("---:" if c.numeric else "---" for c in self.shown) + "|",
