@@ -9,10 +9,12 @@ Two locks: `_lock` guards only the answers in memory and is held for microsecond
 event loop takes it too (AnswerCache); `_refresh` serializes the database work of reloading the
 current offers, which runs in worker threads. An answer is built by one thread at a time: another
 thread asking for it meanwhile waits for that one's (a visitor arriving while the market page is
-written ahead after new data shares the warm-up's work instead of doing it again)."""
+written ahead after new data shares the warm-up's work instead of doing it again); the event loop,
+which answers some questions from memory itself, never waits and builds its own."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections import Counter
@@ -65,6 +67,15 @@ class Answer:
 
 
 BUILD_WAIT_S = 30.0  # how long a thread waits for another's build of the same answer before building it too
+
+
+def on_loop() -> bool:
+    """Whether this thread runs the event loop (which never waits for another thread's build)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Build:
@@ -181,7 +192,7 @@ class AppState:
                     self.cache_hits["answer"] += 1
                     return body
                 other = self._building.get(key)
-                if other is None or other.current is not current or other.owner == threading.get_ident():
+                if other is None or other.current is not current or other.owner == threading.get_ident() or on_loop():
                     self.cache_misses["answer"] += 1
                     mine = self._building[key] = _Build(current)
                     break

@@ -311,6 +311,19 @@ def test_an_answer_asked_for_while_another_thread_builds_it_is_that_build(state:
     waiter.join(10)
     assert len(builds) == 1 and len(got) == 2 and got[0] is got[1]
 
+    started.clear()
+    release.clear()
+    builder = threading.Thread(target=lambda: state.cached_value(("slow", 2), slow_build))
+    builder.start()
+    assert started.wait(10)
+
+    async def on_the_loop() -> object:  # the event loop never waits for a thread: it builds its own
+        return state.cached_value(("slow", 2), lambda _: "the loop's")
+
+    assert asyncio.run(on_the_loop()) == "the loop's"
+    release.set()
+    builder.join(10)
+
     def failing(_: CurrentOffers) -> NoReturn:
         raise RuntimeError("store gone")
 
