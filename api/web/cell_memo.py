@@ -20,13 +20,14 @@ are forgotten before any way's cells (they are only those cells joined)."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from operator import is_, itemgetter
 from typing import Any, TypeVar
 
-from api.web.table import Column
+from api.web.table import Column, kind_of
 
 OfferKey = tuple[str, str, str, str]
 Way = tuple[Any, ...]
@@ -35,6 +36,7 @@ WORDED = frozenset({"native", "when", "vocab", "flag"})  # kinds whose cells hol
 TEXT_OVERHEAD = 90  # what a kept cell costs beyond its bytes: the bytes' header, its slot in `distinct`
 SLOT = 8  # a place in a way's list
 K = TypeVar("K", bound="_Kept")
+_SERIALS = itertools.count()
 
 
 def offer_key(row: Row) -> OfferKey:
@@ -87,14 +89,16 @@ class CellMemo:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
+        self.serial = next(_SERIALS)  # this memo among all made (places are its own)
         self._lock = threading.RLock()  # `rows` writes missing cells through `cells`
         self._places: dict[OfferKey, int] = {}
         self._rows: list[Row] = []  # the row each place's cells were written from
+        self.replaced = 0  # how many times a place took another row (places found before may hold others' cells)
         self._by_id: dict[int, int] = {}  # each place's row, by identity (the rows are kept, so ids stay theirs)
         self._keys: list[OfferKey] = []  # each place's offer key
         self._order: list[int] = []  # each place's rank among all places in offer-key order
         self._fields: set[str] = set()  # the rows' fields
-        self._valued: set[str] = set()  # the fields some row has a value for
+        self._examples: dict[str, dict[type, Any]] = {}  # a value of each type each field has in some row
         self._ways: OrderedDict[Way, _Cells] = OrderedDict()
         self._joined: OrderedDict[tuple[Way, ...], _Kept] = OrderedDict()
         self._starts: list[bytes] = []  # each rank's `<tr data-k="…"`
@@ -126,13 +130,25 @@ class CellMemo:
     def absent(self, fields: Sequence[str]) -> frozenset[str]:
         """Which of `fields` no row of the memo has a value for (so no row of a view has one)."""
         with self._lock:
-            return frozenset(f for f in fields if f in self._fields and f not in self._valued)
+            return frozenset(f for f in fields if f in self._fields and f not in self._examples)
+
+    def one_kind(self, fields: Sequence[str]) -> frozenset[str]:
+        """Which of `fields` have values of one kind only (table.kind_of's by type) in every row kept,
+        so the first value found in any rows of the memo, in any order, tells the same kind."""
+        with self._lock:
+            return frozenset(
+                f
+                for f in fields
+                if f in self._fields and len({kind_of("", v) for v in self._examples.get(f, {}).values()}) <= 1
+            )
 
     def _register(self, found: list[int | None], keys: Sequence[OfferKey], rows: Sequence[Row]) -> None:
         for i, (place, row) in enumerate(zip(found, rows, strict=True)):
             if place is None or (self._rows[place] is not row and self._rows[place] != row):
                 self._fields.update(row)
-                self._valued.update(field for field, value in row.items() if value is not None)
+                for field, value in row.items():
+                    if value is not None:
+                        self._examples.setdefault(field, {}).setdefault(type(value), value)
             if place is None:
                 found[i] = self._places[keys[i]] = self._by_id[id(row)] = len(self._rows)
                 self._rows.append(row)
@@ -140,6 +156,7 @@ class CellMemo:
             elif self._rows[place] is not row and self._rows[place] != row:
                 del self._by_id[id(self._rows[place])]
                 self._rows[place], self._by_id[id(row)] = row, place
+                self.replaced += 1
                 for kept in (*self._ways.values(), *self._joined.values()):
                     if place < len(kept.texts) and kept.texts[place] is not None:
                         kept.texts[place] = None

@@ -13,7 +13,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from html import escape
 from itertools import chain
@@ -40,6 +40,7 @@ from api.web.table import (
     csv_value,
     markdown_value,
     money_label,
+    samples_of,
 )
 from pricedb.models import Availability, Pricing
 from pricedb.queries import CurrentOffers
@@ -267,7 +268,11 @@ def sorted_order(values: Sequence[Any], tiebreak: Sequence[Any], desc: bool) -> 
     """The order of `sort_rows` given each row's value and a value ordered as its offer key, in two
     stable sorts with keys read in C (no Python call per comparison or row): by offer key, then
     by value, the rows without one after (before, descending)."""
-    by_key = sorted(range(len(values)), key=tiebreak.__getitem__, reverse=desc)
+    return order_by_value(values, sorted(range(len(values)), key=tiebreak.__getitem__, reverse=desc), desc)
+
+
+def order_by_value(values: Sequence[Any], by_key: list[int], desc: bool) -> list[int]:
+    """`sorted_order` given the rows' order by offer key (descending with `desc`)."""
     known = sorted((i for i in by_key if values[i] is not None), key=values.__getitem__, reverse=desc)
     unknown = [i for i in by_key if values[i] is None]
     return unknown + known if desc else known + unknown
@@ -341,43 +346,81 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
     found = Market(page, view or MarketView(), params, view_problems + problems, choices=choices)
     if params is None or view is None:
         return found
-    sort_here = False
+    today = state.clock().date()
     if fast:
         found.answer, sort_here = _answer_fast(state, params)
+        found.cells, found.refit = cell_memo(state, params.date, today)
+        base = view_rows(state, found.cells, found.answer, view)
     else:
-        found.answer = json.loads(offers_answer(state, params))
-    rows = narrowed(found.answer["offers"], view)
-    keys = column_keys(rows)
+        found.answer, sort_here = json.loads(offers_answer(state, params)), False
+        base = ViewRows.of(found.answer, narrowed(found.answer["offers"], view))
+    rows, keys = base.rows, base.keys
     if view.sort not in keys:
         found.problems.append({"parameter": "sort", "message": f"no column {view.sort!r}", "value": view.sort})
         view.sort = DEFAULT_SORT
-    today = state.clock().date()
-    absent: frozenset[str] = frozenset()
     if not fast:
         if view.sort not in API_SORTS:
             rows = sort_rows(rows, view.sort, view.desc)
-    else:
-        found.cells, found.refit = cell_memo(state, params.date, today)
-        places = found.cells.places(None, rows)
-        if sort_here or view.sort not in API_SORTS:
-            values = observed_values(state, rows) if view.sort == "observed_at" else sort_values(rows, view.sort)
-            if values is None:  # not the current offers' rows (they changed meanwhile): the API sorts them
-                found.answer = offers_result(state, params).payload
-                rows = narrowed(found.answer["offers"], view)
-                places = found.cells.places(None, rows)
-            else:
-                order = sorted_order(values, found.cells.row_order(places), view.desc)
-                rows, places = [rows[i] for i in order], Places([places.at[i] for i in order])
-        found.places = places
-        absent = found.cells.absent(keys)
-    found.rows = rows
-    found.columns = columns_of(rows, keys, page.words, absent)
+    elif sort_here or view.sort not in API_SORTS:
+        values = observed_values(state, rows) if view.sort == "observed_at" else sort_values(rows, view.sort)
+        if values is None:  # not the current offers' rows (they changed meanwhile): the API sorts them
+            found.answer = offers_result(state, params).payload
+            base = view_rows(state, found.cells, found.answer, view)  # type: ignore[arg-type]  # fast: a memo
+            rows = base.rows
+        else:
+            order = order_by_value(values, base.by_key[::-1] if view.desc else base.by_key, view.desc)
+            assert base.places is not None  # fast: found in the memo
+            rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
+    found.places, found.rows = base.places, rows
+    found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
     found.shown = [c for c in found.columns if c.key in wanted] or [
         c for c in found.columns if c.key in DEFAULT_COLUMNS
     ]
-    found.rates = rates_for(state.store.fx_table(), set(map(methodcaller("get", "fx_date"), rows)), today)
+    found.rates = rates_for(state.store.fx_table(), base.fx_days, today)
     return found
+
+
+@dataclass
+class ViewRows:
+    """A view's rows before the page sorts them, and what every order of them shares; fast, kept
+    per `/offers` answer, page filter and cell memo, so a new sort of them costs a sort by value."""
+
+    answer: dict[str, Any]
+    rows: list[dict[str, Any]]  # narrowed by the page's filters, in the answer's order
+    keys: list[str]  # every column there is
+    fx_days: set[str | None]
+    places: Places | None = None  # the rows' places in the cell memo
+    by_key: list[int] = field(default_factory=list)  # the rows' indices in offer-key order
+    absent: frozenset[str] = frozenset()  # columns no row has a value for
+    samples: dict[str, Any] = field(default_factory=dict)  # first values of columns whose kind no order changes
+
+    @classmethod
+    def of(cls, answer: dict[str, Any], rows: list[dict[str, Any]]) -> ViewRows:
+        return cls(answer, rows, column_keys(rows), set(map(methodcaller("get", "fx_date"), rows)))
+
+    @property
+    def cache_size(self) -> int:
+        return 24 * len(self.rows) + 100 * len(self.keys)
+
+
+def view_rows(state: AppState, memo: CellMemo, answer: dict[str, Any], view: MarketView) -> ViewRows:
+    """The rows of `answer` the view shows, with their places in `memo`, order by offer key, and the
+    columns' samples where every row of the memo holds values of one kind (a column's kind is
+    then the same in any order of them); kept for this memo while no place of it took another row
+    (the kept answer keeps its id its own)."""
+
+    def build(_: object) -> ViewRows:
+        found = ViewRows.of(answer, narrowed(answer["offers"], view))
+        found.places = memo.places(None, found.rows)
+        found.by_key = sorted(range(len(found.rows)), key=memo.row_order(found.places).__getitem__)
+        found.absent = memo.absent(found.keys)
+        one_kind = memo.one_kind(found.keys)
+        found.samples = samples_of(found.rows, [k for k in found.keys if k in one_kind], found.absent)
+        return found
+
+    key = ("market_rows", memo.serial, memo.replaced, id(answer), view.mem_gpu, view.min_total)
+    return replace(state.cached_value(key, build))  # a copy: the view sets its own places
 
 
 def narrowed(rows: list[dict[str, Any]], view: MarketView) -> list[dict[str, Any]]:

@@ -375,3 +375,13 @@ def test_an_app_told_to_warm_writes_the_market_page_ahead_without_a_scheduler(
                 raise AssertionError("not written ahead within 10 s")
     finally:
         store.close()
+
+
+def test_the_cell_memo_knows_which_fields_hold_values_of_one_kind() -> None:
+    """A column's kind comes from the first value of a view's rows; it is kept across sorts only
+    for fields whose values are of one kind in every row (here `term` is a number in one row and
+    text in another, so its kind depends on which row comes first)."""
+    memo = CellMemo(max_bytes=10_000)
+    rows = [{**ROWS[0], "gpus": 8, "term": 12, "note": None}, {**ROWS[1], "gpus": 4.0, "term": "1y", "note": "x"}]
+    memo.places(None, rows)
+    assert memo.one_kind(["gpus", "term", "note", "price", "total_gb"]) == {"gpus", "note", "price"}
