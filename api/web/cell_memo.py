@@ -20,10 +20,10 @@ are forgotten before any way's cells (they are only those cells joined)."""
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from itertools import count, repeat
 from operator import is_, itemgetter
 from typing import Any, TypeVar
 
@@ -36,7 +36,7 @@ WORDED = frozenset({"native", "when", "vocab", "flag"})  # kinds whose cells hol
 TEXT_OVERHEAD = 90  # what a kept cell costs beyond its bytes: the bytes' header, its slot in `distinct`
 SLOT = 8  # a place in a way's list
 K = TypeVar("K", bound="_Kept")
-_SERIALS = itertools.count()
+_SERIALS = count()
 
 
 def offer_key(row: Row) -> OfferKey:
@@ -201,19 +201,16 @@ class CellMemo:
             texts = joined.texts
             if joined.filled == len(texts):
                 return places.pick(texts)  # type: ignore[return-value]
-            found = list(places.pick(texts))
-            missing = [i for i, text in enumerate(found) if text is None]
-            if missing:
-                todo = Places([places.at[i] for i in missing])
-                todo_rows = [rows[i] for i in missing]
-                columns = [self.cells(w, todo, todo_rows, write) for w, write in zip(ways, writers, strict=True)]
-                size = 0
-                for i, place, pieces in zip(missing, todo.at, zip(*columns, strict=True), strict=True):
-                    text = b"".join(pieces) + b"</tr>"
-                    size += len(text) + JOINED_OVERHEAD
-                    found[i] = texts[place] = text
-                joined.filled += len(missing)
-                self._grow(joined, size)
+            missing = [i for i, text in enumerate(places.pick(texts)) if text is None]
+            todo = Places([places.at[i] for i in missing])
+            todo_rows = [rows[i] for i in missing]
+            columns = [self.cells(w, todo, todo_rows, write) for w, write in zip(ways, writers, strict=True)]
+            written = list(map(b"".join, zip(*columns, repeat(b"</tr>", len(missing)), strict=True)))  # joined in C
+            for place, text in zip(todo.at, written, strict=True):
+                texts[place] = text
+            joined.filled += len(missing)
+            self._grow(joined, sum(map(len, written)) + JOINED_OVERHEAD * len(written))
+            found = places.pick(texts)
             self._within_bound(joined_too=True)
             return found  # type: ignore[return-value]
 
