@@ -97,8 +97,8 @@ _POINTS = """
 # columns are neither filtered nor read (each series' key is held in memory; a new question reads its
 # row group cold, column by column), and `series` is numbered in key order, so ordering by it is
 # ordering by key.
-# No ORDER BY: the few points of named offers are sorted in Python (`_laid_out_rows`), which costs
-# ~0.05 ms for six months of one offer where DuckDB's sort cost ~1.5 ms of a 4 ms query.
+# No ORDER BY: the few points of named offers are sorted in Python (`_laid_out_rows`); for six months
+# of one offer at 50,000 offers the query took 2.19 ms CPU that way against 2.77 ms sorted by DuckDB.
 _LAID_OUT_POINTS = """
     SELECT series, gpu_model, gpu_memory_gb, gpu_count, currency, unit, observed_at, price, cny_per_hour,
            cny_per_gb_hour, observation_id
