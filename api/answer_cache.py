@@ -24,7 +24,7 @@ from api.answers import cheapest_answer
 from api.errors import ApiError
 from api.limits import limits_of
 from api.query import LISTS, CheapestParams
-from api.query_fast import plain_params, reused_params
+from api.query_fast import plain_params
 
 CACHED_PATHS = frozenset({"/cheapest", "/offers"})
 CHEAPEST = "/cheapest"
@@ -41,11 +41,13 @@ def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:
     if not state.answers_from_memory():
         return None
     try:
-        params = plain_params(query_string, state.settings) or reused_params(query_string, state.settings)
+        params = plain_params(query_string, state.settings) or state.reused.params(query_string, state.settings)
         if params is None:
             with limits_of(state.settings):
                 params = CheapestParams.model_validate(_as_routed(query_string))
-        return cheapest_answer(state, params)
+        body = cheapest_answer(state, params)
+        state.reused.charge(params)  # what its judge worked out may have grown
+        return body
     except (ValidationError, ApiError):
         return None  # the route says why, in its own words
 

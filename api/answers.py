@@ -3,23 +3,25 @@ CLI prints them with `--json` (or renders them as tables), so both always say th
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from api import cheapest
 from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
-from api.cheapest_write import written_answer
-from api.history import day_snapshot_page
+from api.cheapest_write import Written, WrittenOnce, members, written_answer
+from api.history import not_future
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
 from collectors.schedule import planned_runs
+from pricedb.day_answers import DAY_PAGE, answers_folder, load_day_answer
 from pricedb.formats.sheet import SHEET_COLUMNS, sheet_value
 from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
 from pricedb.runs import RunRow, recent_runs
 from pricedb.settings import Settings
+from pricedb.snapshot import end_of_day_utc, snapshot_page
 
 
 def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> dict[str, Any]:
@@ -66,26 +68,37 @@ def cheapest_json(
     if not isinstance(selection, RowSelection):
         return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
     assert columns is not None
-    ranked = [
-        (row, cost, cheapest.option_extra(offer, query, judge))
-        for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)
-    ]
-    return written_answer(
-        lambda options, unpriced: cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced),
-        columns.pieces,
-        ranked,
-        selection.unpriced_rows,
-    )
+    once = None if judge is None else WrittenOnce(judge.memo.written)  # what the judge's memo holds, written once
+    ranked = []
+    for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True):
+        extra = cheapest.option_extra(offer, query, judge)
+        if once is not None:
+            ranked.append((row, cost, once(extra, members)))
+        else:  # by `mem`: most options have no notes
+            ranked.append((row, cost, NO_JOB_NOTES if extra == NO_JOB_NOTES_FIELDS else members(extra)))
+
+    def fields(options: Written, unpriced: Written) -> dict[str, Any]:
+        found = cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
+        if once is not None:
+            found["estimate"], found["viability"] = once(found["estimate"], dumps), once(found["viability"], dumps)
+        return found
+
+    return written_answer(fields, columns.pieces, ranked, selection.unpriced_rows)
+
+
+NO_JOB_NOTES_FIELDS: dict[str, Any] = {"job_notes": []}
+NO_JOB_NOTES = members(NO_JOB_NOTES_FIELDS)
+
+
+def _columns(state: AppState, current: CurrentOffers) -> OfferColumns:
+    return state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
 
 
 def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
     key = ("cheapest", params.model_dump_json())
-
-    def build(current: CurrentOffers) -> bytes:
-        columns = state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
-        return cheapest_json(params, current, state.settings, columns)
-
-    return state.cached_value(key, build)
+    return state.cached_value(
+        key, lambda current: cheapest_json(params, current, state.settings, _columns(state, current))
+    )
 
 
 def estimate_answer(params: EstimateParams) -> bytes:
@@ -139,8 +152,45 @@ def current_rows(current: CurrentOffers, offers: list[Offer]) -> list[dict[str, 
 
 
 def offers_answer(state: AppState, params: OffersParams) -> bytes:
-    """Current offers, or with `date` the market at the end of that UTC day."""
+    """Current offers, or with `date` the market at the end of that UTC day (its first page in the
+    default order read as built ahead, api.day_answers, while the runs it was built from stand)."""
+    if params.date is not None and is_kept_day_question(params):
+        kept = kept_day_page(state, params.date)
+        if kept is not None:
+            return kept
     return offers_result(state, params).body
+
+
+_FIRST_PAGE = OffersParams().model_dump(exclude={"date"})
+
+
+def is_kept_day_question(params: OffersParams) -> bool:
+    """Whether this `/offers?date=` question is the one kept per past day: no filter, the default
+    order, the first page (api.day_answers builds it ahead)."""
+    return params.model_dump(exclude={"date"}) == _FIRST_PAGE
+
+
+def kept_day_page(state: AppState, day: date) -> bytes | None:
+    """The kept answer of `/offers?date=day` (None: none kept, or built from other runs than now)."""
+    now = not_future(state, day)
+    cutoff = end_of_day_utc(day)
+    if cutoff > now:  # the day is not over: its offers' staleness still moves with the clock
+        return None
+    return load_day_answer(state.cursor(), answers_folder(state.store.path), DAY_PAGE, day, "UTC", cutoff)
+
+
+def day_page(cur: Any, day: date, now: datetime, params: OffersParams) -> dict[str, Any]:
+    """`/offers?date=` as built: the day's market filtered, sorted and paged in the database."""
+    found = snapshot_page(cur, end_of_day_utc(day), now, params.offer_filter(), params.sort, params.desc,
+                          params.limit, params.offset)  # fmt: skip
+    return {
+        "date": day.isoformat(),
+        "as_of": iso(found.as_of),
+        "count": found.count,
+        "offset": params.offset,
+        "limit": params.limit,
+        "offers": [offer_json(o) for o in found.offers],
+    }
 
 
 def offers_result(state: AppState, params: OffersParams) -> Answer:
@@ -150,15 +200,7 @@ def offers_result(state: AppState, params: OffersParams) -> Answer:
 
     def build(current: CurrentOffers) -> dict[str, Any]:
         if params.date:  # only the page is read from the past: filtered, sorted and counted in the database
-            found = day_snapshot_page(state, params.date, params)
-            return {
-                "date": params.date.isoformat(),
-                "as_of": iso(found.as_of),
-                "count": found.count,
-                "offset": params.offset,
-                "limit": params.limit,
-                "offers": [offer_json(o) for o in found.offers],
-            }
+            return day_page(state.cursor(), params.date, not_future(state, params.date), params)
         kept = [o for o in current.offers if matches(o, chosen_offers)]
         chosen = sorted(kept, key=_sort_key(params), reverse=params.desc)
         page = chosen[params.offset : params.offset + params.limit]

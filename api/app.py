@@ -55,7 +55,7 @@ def digest_jobs(store: PriceStore, settings: Settings) -> list[ExtraJob]:
 
     async def digest_job() -> None:  # a coroutine function, so APScheduler awaits it on the event loop
         await run_digest_job(store, settings)
-        await run_compaction_job(store)
+        await run_compaction_job(store, settings)
 
     return [("digest", digest_job, trigger)]
 
@@ -65,11 +65,14 @@ def create_app(
     store: PriceStore | None = None,
     schedule: bool = True,
     replica: Replica | None = None,
+    warm: bool | None = None,
 ) -> FastAPI:
     """The app. With `store` given (tests), it is used as is and not closed; with `schedule`, the
     collectors run at start-up and then on their intervals. With `replica` (serve --replica-of), the
     store is the replica's copy of a published snapshot, kept up to date by polling its source, and
-    nothing is collected; the answers are the same."""
+    nothing is collected; the answers are the same. With `warm` (by default when data lands while
+    serving: scheduled or a replica; `gpuprice serve` always), the market page is written ahead
+    at start and whenever the current offers change (api.web.warm)."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -88,7 +91,8 @@ def create_app(
             scheduler = build_scheduler(price_store, settings, digest_jobs(price_store, settings))
             scheduler.start()
             log.info("scheduler started with %d jobs", len(scheduler.get_jobs()))
-        if scheduler is not None or replica is not None:  # data lands while serving: the market page is written ahead
+        warming = warm if warm is not None else scheduler is not None or replica is not None  # data lands while serving
+        if warming:
             background.append(asyncio.create_task(keep_warm(app.state.gpuprice)))
         publisher = publisher_for(price_store, settings) if replica is None else None
         if publisher is not None:  # what is stored may be newer than what was published

@@ -63,7 +63,6 @@ class Budget:
         self._lock = threading.Lock()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._spent = False
-        self._timer: threading.Timer | None = None
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -86,7 +85,8 @@ class Budget:
             self._cursors.append(cursor)
         return _WatchedCursor(cursor, self)
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """Spent: interrupt the queries running, refuse new ones."""
         with self._lock:
             self._spent = True
             for cursor in self._cursors:
@@ -95,9 +95,7 @@ class Budget:
     def run(self, work: Callable[[], T]) -> T:
         """`work()` in this thread, its queries interrupted when the budget runs out."""
         token = _active.set(self)
-        self._timer = threading.Timer(self.remaining(), self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        _WATCHDOG.watch(self)
         try:
             result = work()
             self.check()  # work that overran between queries is not served late either
@@ -105,7 +103,7 @@ class Budget:
         except duckdb.InterruptException:
             raise self.exceeded() from None
         finally:
-            self._timer.cancel()
+            _WATCHDOG.forget(self)
             _active.reset(token)
             with self._lock:
                 for cursor in self._cursors:
@@ -113,6 +111,40 @@ class Budget:
                 self._cursors.clear()
 
 
+class _Watchdog:
+    """One thread that expires every budget at its deadline. (A timer thread per answer cost the
+    answer that thread's start, which waits for the new thread to be scheduled: 0.1 ms on a quiet
+    machine, milliseconds on a busy one.)"""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._budgets: set[Budget] = set()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, budget: Budget) -> None:
+        with self._changed:
+            self._budgets.add(budget)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._expire_due, name="gpuprice-budgets", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def forget(self, budget: Budget) -> None:
+        with self._changed:
+            self._budgets.discard(budget)
+
+    def _expire_due(self) -> None:
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                for budget in [b for b in self._budgets if b.deadline <= now]:
+                    self._budgets.discard(budget)
+                    budget.expire()
+                following = min((b.deadline for b in self._budgets), default=None)
+                self._changed.wait(None if following is None else following - now)
+
+
+_WATCHDOG = _Watchdog()
 _active: ContextVar[Budget | None] = ContextVar("gpuprice_budget", default=None)
 
 

@@ -4,7 +4,9 @@ Answers differ in size by orders of magnitude (a 200-byte `/healthz`, a 300 KB `
 every option), so a bound on entries is no bound on memory. Each entry is charged the bytes of its
 key and value plus a fixed overhead for the containers; the oldest entries go when the total passes
 the bound, and an entry larger than a share of the bound is not kept at all (one huge answer must
-not flush every other). Not thread-safe: its owner holds a lock."""
+not flush every other). A value that bounds itself may claim a larger share (`cache_share`: it
+may hold 1/`cache_share` of the bound, as the market page's cell memo does). Not thread-safe: its
+owner holds a lock."""
 
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ class ByteLRU:
         """Keep `value` under `key`; False when it is too large to keep."""
         size = size_of(key) + size_of(value) + ENTRY_OVERHEAD
         self.discard(key)
-        if size > self.max_bytes // LARGEST_SHARE:
+        if size > self.max_bytes // min(LARGEST_SHARE, getattr(value, "cache_share", LARGEST_SHARE)):
             return False
         self._entries[key] = _Entry(value, size)
         self.bytes += size
@@ -69,6 +71,12 @@ class ByteLRU:
             _, oldest = self._entries.popitem(last=False)
             self.bytes -= oldest.size
         return True
+
+    def refit(self, key: Hashable) -> None:
+        """Charge a kept entry again after its value grew (the oldest go if the bound is passed)."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self.put(key, entry.value)
 
     def discard(self, key: Hashable) -> None:
         entry = self._entries.pop(key, None)

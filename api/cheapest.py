@@ -117,25 +117,38 @@ def price_segments(offer: Offer, settings: Settings) -> list[tuple[float, float]
     return segments
 
 
+def period_cost(cny_per_hour: float, period: float, hours: float, settings: Settings) -> JobCost:
+    """Bought in whole periods of `period` hours (a month, or a package's own term)."""
+    months = whole_periods(hours, period)
+    billed = months * period
+    name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
+    return JobCost(billed, cny_per_hour * billed, f"{months} {name} × ¥{cny_per_hour * period:.2f}")
+
+
+def term_cost(cny_per_hour: float, term: float) -> JobCost:
+    """A reserved term, paid whole."""
+    return JobCost(term, cny_per_hour * term, f"whole term of {term:g} h, paid however short the job")
+
+
+def hourly_cost(cny_per_hour: float, billed: float) -> JobCost:
+    """`billed` hours (after the billing rule) at one hourly price."""
+    return JobCost(billed, cny_per_hour * billed, f"{billed:g} h × ¥{cny_per_hour:.4f}/h")
+
+
 def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     """What `hours` of wall-clock time costs on `offer`, in CNY; None without a CNY price."""
     if offer.cny_per_hour is None or offer.fx_rate is None:
         return None
     pricing = Pricing(offer.pricing)
     if pricing is Pricing.MONTHLY:
-        period = monthly_period(offer, settings)
-        months = whole_periods(hours, period)
-        billed = months * period
-        total = offer.cny_per_hour * billed
-        name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
-        return JobCost(billed, total, f"{months} {name} × ¥{offer.cny_per_hour * period:.2f}")
+        return period_cost(offer.cny_per_hour, monthly_period(offer, settings), hours, settings)
     if pricing.is_reserved:
         term = term_hours_of(pricing, offer.term_hours, settings)
         assert term is not None
-        return JobCost(term, offer.cny_per_hour * term, f"whole term of {term:g} h, paid however short the job")
+        return term_cost(offer.cny_per_hour, term)
     billed = billed_hours_for(offer, hours)
     if not offer.price_steps:
-        return JobCost(billed, offer.cny_per_hour * billed, f"{billed:g} h × ¥{offer.cny_per_hour:.4f}/h")
+        return hourly_cost(offer.cny_per_hour, billed)
     segments = price_segments(offer, settings)
     total, parts = 0.0, []
     for index, (start, rate) in enumerate(segments):
@@ -156,6 +169,10 @@ class Judge(Protocol):
     """Viability and extra figures for a job described by the estimator rather than by `mem`."""
 
     def fits(self, offer: Offer) -> bool: ...
+
+    def fits_each(self, configurations: list[tuple[int, float]], offers: list[Offer]) -> list[bool]:
+        """`fits` for each of `offers`, the first offer of each of `configurations` (gpu_count, gpu_memory_gb)."""
+        ...
 
     @property
     def needs_card_figures(self) -> bool:

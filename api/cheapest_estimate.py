@@ -67,6 +67,10 @@ def _gb(value: float) -> float | None:
     return round(value, 2) if value != float("inf") else None
 
 
+MEMO_ENTRY_BYTES = 768  # a memo entry: its dict slot and key, and the small dict, tuple or object it holds
+MEMO_REFERENCE_BYTES = 64  # a configuration listed in a list of verdicts or a viability block (slot, bool, key)
+
+
 @dataclass
 class JudgeMemo:
     """What a judge works out from its job alone (the estimate and the judge's own inputs, never the
@@ -80,6 +84,32 @@ class JudgeMemo:
     throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
     options: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
     estimate_json: dict[str, Any] | None = None
+    # Verdicts on a whole list of configurations (`EstimateJudge.fits_each`), by that list, with what
+    # the question asking it records of them.
+    verdicts: dict[tuple[tuple[int, float], ...], tuple[list[bool], dict[tuple[int, float], dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+    viability: dict[tuple[tuple[int, float], ...], dict[str, Any]] = field(
+        default_factory=dict
+    )  # by configurations asked
+    # The JSON of values held above (the estimate, a viability block, an option's fields), written
+    # the first time an answer holds them (api.cheapest_write.WrittenOnce), by the value's id (the value
+    # is kept beside it, so the id stays its own).
+    written: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
+
+    @property
+    def cache_size(self) -> int:
+        """Bytes this memo holds, as a byte-bounded cache charges it (api.query_fast): the JSON it wrote
+        twice (the text, and the values it was written from), MEMO_ENTRY_BYTES for each entry of its
+        dicts (a plan, a configuration's verdict, a throughput, an option's fields, a list of verdicts,
+        a viability block) and MEMO_REFERENCE_BYTES per configuration in each list of verdicts and
+        viability block. tests/api/test_query_fast.py holds it against what the memo allocates."""
+        entries = sum(len(d) for d in (self.plans, self.configurations, self.throughputs, self.options))
+        entries += len(self.verdicts) + len(self.viability) + len(self.written)
+        listed = sum(len(asked) for _, asked in self.verdicts.values())
+        listed += sum(len(block["configurations"]) for block in self.viability.values())
+        written = sum(len(text) for _, text in self.written.values())
+        return 2 * written + MEMO_ENTRY_BYTES * entries + MEMO_REFERENCE_BYTES * listed
 
 
 @dataclass
@@ -155,6 +185,21 @@ class EstimateJudge:
         if verdict is None:
             verdict = self._asked[key] = self._verdict(key, offer)
         return bool(verdict["viable"])
+
+    def fits_each(self, configurations: list[tuple[int, float]], offers: list[Offer]) -> list[bool]:
+        """`fits` for each of `offers`, one of each of `configurations` ((gpu_count, gpu_memory_gb)),
+        and recorded as `fits` records them; the whole list judged once while the memo lasts."""
+        key = tuple(configurations)
+        found = self.memo.verdicts.get(key)
+        if found is None:
+            asked_before = dict(self._asked)
+            verdicts = [self.fits(offer) for offer in offers]
+            found = self.memo.verdicts[key] = (
+                verdicts,
+                {k: v for k, v in self._asked.items() if k not in asked_before},
+            )
+        self._asked.update(found[1])
+        return found[0]
 
     def _verdict(self, key: tuple[int, float], offer: Offer) -> dict[str, Any]:
         verdict = self.memo.configurations.get(key)
@@ -252,21 +297,21 @@ class EstimateJudge:
         return (cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s), *by_total)
 
     def summary(self) -> dict[str, Any]:
-        configurations = sorted(self._asked.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"]))
         if self.memo.estimate_json is None:
             self.memo.estimate_json = self.estimate.model_dump(mode="json")
-        body: dict[str, Any] = {
-            "estimate": self.memo.estimate_json,
-            "viability": {
+        asked = tuple(self._asked)
+        viability = self.memo.viability.get(asked)
+        if viability is None:
+            viability = self.memo.viability[asked] = {
                 "rule": VIABILITY_RULE,
                 "headroom": self.headroom,
                 "estimate_gpus": self.estimate.gpus,
                 "note": f"The estimate above is for gpus={self.estimate.gpus} (as given; default 1); every "
                 "configuration is re-estimated for its own GPU count"
                 + (" (single_gpu: one GPU of each machine)." if self.single_gpu else "."),
-                "configurations": configurations,
-            },
-        }
+                "configurations": sorted(self._asked.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"])),
+            }
+        body: dict[str, Any] = {"estimate": self.memo.estimate_json, "viability": viability}
         if self.inference:
             body["throughput"] = {"estimate": True, "rule": THROUGHPUT_RULE, "notes": self._shared_notes()}
         if self._timer is not None:

@@ -21,6 +21,13 @@ the offers that can hold it. A question then costs a few array operations over t
   computed exactly as the reference computes it. Rankings that need a card's figures (¥ per million
   tokens, a job timed from its amount of work) go to the reference `select` as they are.
 
+Two common questions read forms kept per set of flags asked, built the first time: a plain `mem`
+question about named GPUs (`ModelRows`: each model's priced, unpriced and excluded rows by capacity,
+so the rows, the unpriced and the counts of `excluded` are binary searches), and a question by model
+and workload with no selecting rule (`Unfiltered`: one verdict per configuration, judged once per job
+by the judge's memo; per billing rule the rows by hourly price, so its first `limit` are found among
+each rule's cheapest viable rows).
+
 A new filter or ranking figure is a column built in `OfferColumns.build` and read in `select_fast`;
 tests/api/test_cheapest_fast.py must then draw the new parameter in its random questions.
 """
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -39,10 +47,13 @@ from api.cheapest import (
     Selection,
     billed_hours,
     by_total,
+    hourly_cost,
     job_cost,
     monthly_period,
+    period_cost,
     price_segments,
     select,
+    term_cost,
     whole_periods,
 )
 from api.cheapest_write import OfferPieces
@@ -114,7 +125,7 @@ class Grouped:
                 group = groups[key] = len(groups)
                 self.first.append(row)
             index.append(group)
-        self.keys = list(groups)
+        self.keys: list[Any] = list(groups)
         self.index = np.array(index, dtype=np.int32)
 
 
@@ -139,10 +150,15 @@ class OfferColumns:
     rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
     configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
     stepped: SteppedPrices  # the offers priced in steps (rule STEPPED)
+    pieces_max_bytes: int  # what `pieces` may hold (GPUPRICE_OFFER_PIECES_MB)
     pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
+    _unfiltered: dict[tuple[bool, bool, bool], Unfiltered] = field(init=False)  # by the flags asked
+    _by_model: dict[tuple[bool, bool, bool], dict[str, ModelRows]] = field(init=False)  # by the flags asked
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "pieces", OfferPieces(self.offers))
+        object.__setattr__(self, "pieces", OfferPieces(self.offers, self.pieces_max_bytes))
+        object.__setattr__(self, "_unfiltered", {})
+        object.__setattr__(self, "_by_model", {})
 
     @classmethod
     def build(cls, offers: list[Offer], settings: Settings) -> OfferColumns:
@@ -177,6 +193,7 @@ class OfferColumns:
             rule=np.array([-1 if r is None else rule_index[r] for r in rule_of], dtype=np.int32),
             configurations=Grouped((o.gpu_count, o.gpu_memory_gb) for o in offers),
             stepped=SteppedPrices(offers, [i for i, r in enumerate(rule_of) if r == STEPPED], settings),
+            pieces_max_bytes=int(settings.offer_pieces_mb * 2**20),
         )
 
     def rows_for(self, chosen: OfferFilter, query: CheapestQuery) -> np.ndarray:
@@ -226,6 +243,111 @@ class OfferColumns:
             if len(at):
                 totals[at] = self.stepped.totals(rows[at], hours)
         return totals
+
+
+EXCLUDED = ("interruptible", "stale", "unavailable")  # the flags, in the order they leave a viable offer out
+
+
+def _flags(columns: OfferColumns, chosen: OfferFilter) -> list[tuple[str, np.ndarray]]:
+    """The flags a question leaves offers out by, each with its column, in the reference's order."""
+    included = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
+    flags = (columns.spot, columns.stale, columns.sold_out)
+    return [(reason, flag) for reason, flag, keep in zip(EXCLUDED, flags, included, strict=True) if not keep]
+
+
+@dataclass(frozen=True)
+class Unfiltered:
+    """Every offer by configuration, with one question's flags applied: what a question with no
+    selecting rule (the usual question by model and workload) reads. Viability there is one verdict
+    per configuration, and a job's total under one billing rule grows with the offer's hourly price,
+    so per rule the priced rows are kept by price: a question's candidates for its first `limit` are
+    the first viable rows of each rule (and every stepped one), not every row."""
+
+    by_rule: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]  # (rule, rows by price, their configurations, prices)
+    priced: np.ndarray  # per configuration, its priced rows the flags keep
+    unpriced: np.ndarray  # the unpriced rows the flags keep, in the offers' order
+    unpriced_group: np.ndarray
+    excluded: np.ndarray  # per configuration, the rows each flag took out (columns in EXCLUDED order)
+
+    @classmethod
+    def build(cls, columns: OfferColumns, chosen: OfferFilter) -> Unfiltered:
+        group = columns.configurations.index
+        count = len(columns.configurations.keys)
+        left_out = np.zeros(len(group), dtype=bool)
+        excluded = np.zeros((count, len(EXCLUDED)), dtype=np.int64)
+        for reason, flag in _flags(columns, chosen):
+            hit = flag & ~left_out
+            excluded[:, EXCLUDED.index(reason)] = np.bincount(group[hit], minlength=count)
+            left_out |= hit
+        priced = np.flatnonzero(~left_out & columns.priced)
+        by_rule = []
+        for rule in np.unique(columns.rule[priced]).tolist():
+            rows = priced[columns.rule[priced] == rule]
+            rows = rows[np.lexsort((rows, columns.cny_per_hour[rows]))]
+            by_rule.append((rule, rows, group[rows], columns.cny_per_hour[rows]))
+        unpriced = np.flatnonzero(~left_out & ~columns.priced)
+        return cls(by_rule, np.bincount(group[priced], minlength=count), unpriced, group[unpriced], excluded)
+
+    def candidates(self, columns: OfferColumns, viable: np.ndarray, hours: float, limit: int) -> np.ndarray:
+        """Rows among which the first `limit` viable priced rows are (ranked by total first): in each
+        rule, the viable rows whose total is at most that of its `limit`-th (every row of a stepped
+        rule, whose total does not follow the hourly price)."""
+        found = []
+        stepped = columns.rules.index(STEPPED) if STEPPED in columns.rules else -1
+        for rule, rows, groups, prices in self.by_rule:
+            if rule == stepped:
+                found.append(rows[viable[groups]])
+                continue
+            at = _first_viable(viable, groups, 2 * limit)
+            if len(at) > limit:
+                billed = _billed(columns.rules[rule], hours)
+                totals = prices[at] * billed  # as `totals` computes them: rising with the price
+                cut = int(np.searchsorted(totals, totals[limit - 1], side="right"))
+                if cut == len(at) and at[-1] < len(groups) - 1:  # as many ties as that: every viable row up to the tie
+                    at = np.flatnonzero(viable[groups])
+                    cut = int(np.searchsorted(prices[at] * billed, totals[limit - 1], side="right"))
+                at = at[:cut]
+            found.append(rows[at])
+        return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _first_viable(viable: np.ndarray, groups: np.ndarray, wanted: int) -> np.ndarray:
+    """The positions of the first `wanted` rows (or all) whose configuration is viable, reading
+    `groups` from the start in growing chunks: the cheapest rows are usually found in the first few."""
+    found, start, size = [], 0, max(64, 4 * wanted)
+    count = 0
+    while start < len(groups) and count < wanted:
+        chunk = np.flatnonzero(viable[groups[start : start + size]]) + start
+        found.append(chunk)
+        count += len(chunk)
+        start, size = start + size, size * 4
+    at = np.concatenate(found) if len(found) > 1 else found[0] if found else np.empty(0, dtype=np.int64)
+    return at[:wanted]
+
+
+@dataclass(frozen=True)
+class ModelRows:
+    """One GPU model's offers with one question's flags applied, each kind by capacity (ascending):
+    what a plain `mem` question about named GPUs reads with a binary search per kind."""
+
+    priced: np.ndarray  # priced rows the flags keep
+    priced_capacity: np.ndarray
+    unpriced: np.ndarray
+    unpriced_capacity: np.ndarray
+    excluded_capacity: list[np.ndarray]  # per flag (EXCLUDED order), the capacities of the rows it took out
+
+    @classmethod
+    def build(cls, columns: OfferColumns, model: str, flags: list[tuple[str, np.ndarray]]) -> ModelRows:
+        rows, capacity = columns.by_gpu[model], columns.capacity_by_gpu[model]
+        left_out = np.zeros(len(rows), dtype=bool)
+        excluded = {reason: capacity[:0] for reason in EXCLUDED}
+        for reason, flag in flags:
+            hit = flag[rows] & ~left_out
+            excluded[reason] = capacity[hit]
+            left_out |= hit
+        priced = ~left_out & columns.priced[rows]
+        unpriced = ~left_out & ~columns.priced[rows]
+        return cls(rows[priced], capacity[priced], rows[unpriced], capacity[unpriced], [excluded[r] for r in EXCLUDED])
 
 
 class SteppedPrices:
@@ -279,33 +401,113 @@ def select_fast(
         return select(columns.offers, query, settings, judge)
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
     chosen = query.offer_filter
-    rows = columns.rows_for(chosen, query)
-    rows = rows[columns.viable(rows, query, judge)]
-    left_out = np.zeros(len(rows), dtype=bool)
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
-    for reason, flag, included in (
-        ("interruptible", columns.spot, chosen.include_interruptible),
-        ("stale", columns.stale, chosen.include_stale),
-        ("unavailable", columns.sold_out, chosen.include_unavailable),
-    ):
-        if not included:
+    selecting = chosen.pricings or chosen.providers or chosen.regions or chosen.skus
+    if judge is not None and not (chosen.gpus or selecting):
+        rows, viable_count, unpriced = _unfiltered(columns, query, judge, excluded)
+    elif judge is None and chosen.gpus and not (selecting or query.single_gpu):
+        rows, unpriced = _by_models(columns, query, excluded)
+        viable_count = len(rows)
+    else:
+        rows = columns.rows_for(chosen, query)
+        rows = rows[columns.viable(rows, query, judge)]
+        left_out = np.zeros(len(rows), dtype=bool)
+        for reason, flag in _flags(columns, chosen):
             hit = flag[rows] & ~left_out
             excluded[reason] = int(hit.sum())
             left_out |= hit
-    rows = rows[~left_out]
-    priced = columns.priced[rows]
-    unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
-    rows = rows[priced]
+        rows = rows[~left_out]
+        priced = columns.priced[rows]
+        unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
+        rows = rows[priced]
+        viable_count = len(rows)
     top = _top(columns, rows, query, settings, judge)
     return RowSelection(
         ranked=[(offer, cost) for _, offer, cost in top],
         unpriced=[columns.offers[i] for i in unpriced],
         excluded=excluded,
         unranked=[],
-        viable_count=len(rows),
+        viable_count=viable_count,
         ranked_rows=[row for row, _, _ in top],
         unpriced_rows=unpriced,
     )
+
+
+def _by_models(columns: OfferColumns, query: CheapestQuery, excluded: dict[str, int]) -> tuple[np.ndarray, list[int]]:
+    """The priced and unpriced rows of a plain `mem` question about named GPUs (no other selecting
+    rule, not `single_gpu`), and what its flags left out (into `excluded`): per model, a binary search
+    at `mem` in each kind of its rows, kept by capacity for the question's flags."""
+    chosen = query.offer_filter
+    flags = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
+    kept = columns._by_model.get(flags)
+    if kept is None:
+        kept = columns._by_model[flags] = {}
+    priced, unpriced = [], []
+    counts = [0] * len(EXCLUDED)
+    for model in chosen.gpus:
+        found = kept.get(model)
+        if found is None:
+            if model not in columns.by_gpu:
+                continue
+            found = kept[model] = ModelRows.build(columns, model, _flags(columns, chosen))
+        priced.append(found.priced[np.searchsorted(found.priced_capacity, query.mem_gb, side="left") :])
+        unpriced.append(found.unpriced[np.searchsorted(found.unpriced_capacity, query.mem_gb, side="left") :])
+        for at, capacity in enumerate(found.excluded_capacity):
+            if len(capacity):
+                counts[at] += len(capacity) - int(np.searchsorted(capacity, query.mem_gb, side="left"))
+    for reason, count in zip(EXCLUDED, counts, strict=True):
+        excluded[reason] = count
+    rows = priced[0] if len(priced) == 1 else np.concatenate(priced) if priced else np.empty(0, dtype=np.int64)
+    left = unpriced[0] if len(unpriced) == 1 else np.concatenate(unpriced) if unpriced else np.empty(0, dtype=np.int64)
+    return rows, np.sort(left).tolist()  # unpriced in the offers' order, as the reference
+
+
+def _unfiltered(
+    columns: OfferColumns, query: CheapestQuery, judge: Judge, excluded: dict[str, int]
+) -> tuple[np.ndarray, int, list[int]]:
+    """For a question with no selecting rule: the rows its first `limit` are among, how many priced
+    rows are viable, the unpriced ones, and what its flags left out (into `excluded`). Every
+    configuration is judged (as the reference judges every offer); only the viable ones' rows are read."""
+    chosen = query.offer_filter
+    flags = (chosen.include_interruptible, chosen.include_stale, chosen.include_unavailable)
+    found = columns._unfiltered.get(flags)
+    if found is None:
+        found = columns._unfiltered[flags] = Unfiltered.build(columns, chosen)
+    groups = columns.configurations
+    verdict = np.array(judge.fits_each(groups.keys, [columns.offers[row] for row in groups.first]), dtype=bool)
+    for reason, count in zip(EXCLUDED, found.excluded[verdict].sum(axis=0).tolist(), strict=True):
+        excluded[reason] = count
+    assert query.hours is not None
+    rows = found.candidates(columns, verdict, query.hours, query.limit) if query.limit > 0 else np.empty(0, np.int64)
+    unpriced = found.unpriced[verdict[found.unpriced_group]].tolist()
+    return rows, int(found.priced[verdict].sum()), unpriced
+
+
+class RuleCosts:
+    """`job_cost` of priced rows for one question's hours, with the billed hours worked out once per
+    billing rule (the same functions `job_cost` calls, so the same figures and words)."""
+
+    def __init__(self, columns: OfferColumns, hours: float, settings: Settings) -> None:
+        self.columns, self.hours, self.settings = columns, hours, settings
+        self._billed: dict[int, float] = {}
+
+    def of(self, row: int, offer: Offer) -> JobCost:
+        index = int(self.columns.rule[row])
+        rule = self.columns.rules[index]
+        assert offer.cny_per_hour is not None  # priced rows only
+        kind = rule[0]
+        if kind == "billed":
+            billed = self._billed.get(index)
+            if billed is None:
+                billed = self._billed[index] = _billed(rule, self.hours)
+            return hourly_cost(offer.cny_per_hour, billed)
+        if kind == "period":
+            return period_cost(offer.cny_per_hour, rule[1], self.hours, self.settings)  # type: ignore[arg-type]
+        if kind == "term":
+            return term_cost(offer.cny_per_hour, rule[1])  # type: ignore[arg-type]
+        cost = job_cost(offer, self.hours, self.settings)  # stepped
+        assert cost is not None
+        return cost
 
 
 def _top(
@@ -323,10 +525,9 @@ def _top(
         threshold = np.partition(figure, limit - 1)[limit - 1]
         rows = rows[figure <= threshold]
     found = []
+    costs = RuleCosts(columns, query.hours, settings)
     for row in rows.tolist():
         offer = columns.offers[row]
-        cost = job_cost(offer, query.hours, settings)
-        assert cost is not None  # priced rows only
-        found.append((row, offer, cost))
+        found.append((row, offer, costs.of(row, offer)))
     found.sort(key=lambda one: judge.rank_key(one[1], one[2]) if judge is not None else by_total(one[1], one[2]))
     return found[:limit]

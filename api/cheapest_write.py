@@ -12,6 +12,7 @@ compares them on thousands of random questions).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
@@ -28,6 +29,27 @@ class Written(list[bytes]):
     """A JSON array whose elements are already written."""
 
 
+class Raw(bytes):
+    """A JSON value already written."""
+
+
+class WrittenOnce:
+    """The JSON of values that stay the same objects while they are kept (a judge's memo: its estimate,
+    viability block, each kind of option's fields), written the first time and kept in `store` by the
+    value's id, beside the value itself (so the id cannot be another's while it is kept)."""
+
+    def __init__(self, store: dict[int, tuple[Any, bytes]]) -> None:
+        self.store = store
+
+    def __call__(self, value: Any, write: Callable[[Any], bytes]) -> Raw:
+        found = self.store.get(id(value))
+        if found is not None and found[0] is value:
+            return Raw(found[1])
+        written = write(value)
+        self.store[id(value)] = (value, written)
+        return Raw(written)
+
+
 _CONSTANTS: dict[Any, bytes] = {None: b"null", True: b"true", False: b"false"}
 
 
@@ -35,6 +57,8 @@ def value_json(value: Any) -> bytes:
     """`value` as `dumps` writes it: numbers, text, None, booleans and `[]` directly (most of what
     options hold), anything else (lists, objects, a subclass, NaN) through `dumps` itself."""
     kind = type(value)
+    if kind is Raw:
+        return value
     if kind is float and math.isfinite(value):
         return float.__repr__(value).encode()
     if kind is str:
@@ -78,52 +102,77 @@ class Cut:
 
     def write(self, values: tuple[bytes, ...], more: bytes = b"") -> bytes:
         """The object with `values` in the varying members and `more` (members, written) at its end."""
-        out = bytearray(self.pieces[0])
-        for value, piece in zip(values, self.pieces[1:], strict=True):
-            out += value
-            out += piece
+        pieces = self.pieces
+        parts = [pieces[0]]
+        for at, value in enumerate(values, start=1):
+            parts += (value, pieces[at])
         if more:
-            out += b","
-            out += more
-        out += b"}"
-        return bytes(out)
+            parts += (b",", more)
+        parts.append(b"}")
+        return b"".join(parts)
+
+
+PIECE_BYTES = 512  # a kept entry beyond its bytes: the dict slot, its `Cut` and the tuple and bytes headers
 
 
 class OfferPieces:
     """Each offer's option and unpriced entry, written the first time an answer shows it (an offer
-    never shown costs nothing) and kept while the offers are current."""
+    never shown costs nothing) and kept while the offers are current, within `max_bytes` (its bytes
+    plus PIECE_BYTES each, GPUPRICE_OFFER_PIECES_MB): past it the first written go first, and are
+    written again if shown again."""
 
-    def __init__(self, offers: list[Offer]) -> None:
+    def __init__(self, offers: list[Offer], max_bytes: int) -> None:
         self._offers = offers
-        self._options: dict[int, Cut] = {}
-        self._unpriced: dict[int, bytes] = {}
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._written: dict[int, Cut | bytes] = {}  # by row: an option; by ~row: an unpriced entry
+        self._lock = threading.Lock()  # for keeping and letting go; reading needs none
 
-    def option(self, row: int, rank: int, cost: JobCost, more: dict[str, Any]) -> bytes:
-        cut = self._options.get(row)
-        if cut is None:
-            cut = self._options[row] = Cut(option_json(0, self._offers[row], _PLACEHOLDER), VARYING)
+    def __len__(self) -> int:
+        return len(self._written)
+
+    @staticmethod
+    def size_of(found: Cut | bytes) -> int:
+        return PIECE_BYTES + (len(found) if isinstance(found, bytes) else sum(len(piece) for piece in found.pieces))
+
+    def _keep(self, key: int, found: Cut | bytes) -> None:
+        with self._lock:
+            if key in self._written:
+                return
+            self._written[key] = found
+            self.bytes += self.size_of(found)
+            while self.bytes > self.max_bytes and self._written:
+                self.bytes -= self.size_of(self._written.pop(next(iter(self._written))))
+
+    def option(self, row: int, rank: int, cost: JobCost, more: bytes) -> bytes:
+        """The option at `rank` with `more` (its question's members, written) at its end."""
+        cut = self._written.get(row)
+        if not isinstance(cut, Cut):
+            cut = Cut(option_json(0, self._offers[row], _PLACEHOLDER), VARYING)
+            self._keep(row, cut)
         values = (
             int.__repr__(rank).encode(),
             value_json(round(cost.billed_hours, 6)),
             value_json(round(cost.total_cny, 2)),
             value_json(cost.basis),
         )
-        return cut.write(values, members(more))
+        return cut.write(values, more)
 
     def unpriced(self, row: int) -> bytes:
-        found = self._unpriced.get(row)
-        if found is None:
-            found = self._unpriced[row] = dumps(unpriced_json(self._offers[row]))
+        found = self._written.get(~row)
+        if not isinstance(found, bytes):
+            found = dumps(unpriced_json(self._offers[row]))
+            self._keep(~row, found)
         return found
 
 
 def written_answer(
     fields: Callable[[Written, Written], dict[str, Any]],
     pieces: OfferPieces,
-    ranked: list[tuple[int, JobCost, dict[str, Any]]],
+    ranked: list[tuple[int, JobCost, bytes]],
     unpriced: list[int],
 ) -> bytes:
     """The answer whose members `fields(options, unpriced)` gives, with the options (row, cost, their
-    question's fields) and unpriced rows written from `pieces`."""
+    question's members, written) and unpriced rows written from `pieces`."""
     options = Written(pieces.option(row, rank, cost, more) for rank, (row, cost, more) in enumerate(ranked, start=1))
     return write_object(fields(options, Written(pieces.unpriced(row) for row in unpriced)))

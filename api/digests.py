@@ -13,17 +13,22 @@ midnight in the digest's time zone)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 
+from api.day_answers import build_day_answers
 from api.delivery import deliver
 from api.errors import ApiError
 from api.query import DigestParams
 from api.state import AppState, dumps, now_utc
 from pricedb.clock import iso_utc
+from pricedb.day_answers import DIGEST, answers_folder, load_day_answer
 from pricedb.digest import (
     build_digest,
     day_window,
@@ -65,10 +70,26 @@ def digest_payload(state: AppState, day: date) -> dict[str, Any]:
         digest["stored"] = True
     else:
         zone = state.settings.digest_zone
-        digest = build_digest(cur, day, zone, state.clock())
+        now = state.clock()
+        digest = kept_digest(cur, answers_folder(state.store.path), day, zone, now) or build_digest(cur, day, zone, now)
         digest["stored"] = False
         digest["note"] = PARTIAL_NOTE.format(zone=zone.key) if digest["partial"] else ON_DEMAND_NOTE
     digest["deliveries"] = deliveries_for(cur, day)
+    return digest
+
+
+def kept_digest(cur: Any, folder: Path, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any] | None:
+    """`build_digest(cur, day, zone, now)` as built ahead (api.day_answers) for a day that is over,
+    while the runs it was built from stand; None: build it. Only `built_at` (now) differs between
+    two builds of a day that is over, so it is set here."""
+    _, end = day_window(day, zone)
+    if end > now:
+        return None
+    body = load_day_answer(cur, folder, DIGEST, day, zone.key, end)
+    if body is None:
+        return None
+    digest = json.loads(body)
+    digest["built_at"] = iso_utc(now)
     return digest
 
 
@@ -126,11 +147,14 @@ async def run_digest_job(
         return None
 
 
-async def run_compaction_job(store: PriceStore) -> None:
+async def run_compaction_job(store: PriceStore, settings: Settings, clock: Callable[[], datetime] = now_utc) -> None:
     """After the daily digest: lay the day's observations out by offer (pricedb.history_layout), so
-    history questions about named offers read few row groups. A failure is logged, never raised."""
+    history questions about named offers read few row groups, then build the answers about the days
+    now over (api.day_answers). A failure is logged, never raised."""
     try:
         upto = await asyncio.to_thread(store.compact_history)
         log.info("history laid out by offer up to observation %d", upto)
+        built = await asyncio.to_thread(build_day_answers, store, settings, clock())
+        log.info("%d answers about past days built ahead", built)
     except Exception:
         log.exception("laying out the history by offer failed")

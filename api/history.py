@@ -12,12 +12,12 @@ from typing import Any
 
 from api.budget import check_budget
 from api.errors import ApiError
-from api.query import HistoryParams, OffersParams
+from api.query import HistoryParams
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
 from pricedb.history import History, HistoryQuery, PointBuilder, Series, TooManyPoints, history
 from pricedb.history_layout import Layout, read_layout
-from pricedb.snapshot import Snapshot, SnapshotPage, end_of_day_utc, snapshot_of_day, snapshot_page
+from pricedb.snapshot import Snapshot, snapshot_of_day
 from pricedb.store import PriceStore
 
 DEFAULT_HISTORY_DAYS = 30
@@ -25,23 +25,16 @@ DEFAULT_HISTORY_DAYS = 30
 
 def day_snapshot(state: AppState, day: date) -> Snapshot:
     """The market at the end of a UTC day; a future day is refused (422 naming `date`)."""
-    return snapshot_of_day(state.cursor(), day, _not_future(state, day))
+    return snapshot_of_day(state.cursor(), day, not_future(state, day))
 
 
-def _not_future(state: AppState, day: date) -> datetime:
+def not_future(state: AppState, day: date) -> datetime:
     """Now; a future day is refused (422 naming `date`)."""
     now = state.clock()
     if day > now.date():
         text = day.isoformat()
         raise ApiError(422, f"{text} is in the future (today is {now.date().isoformat()} UTC)", "date", text)
     return now
-
-
-def day_snapshot_page(state: AppState, day: date, params: OffersParams) -> SnapshotPage:
-    """One page of `/offers?date=`: the day's market (as `day_snapshot`) filtered, sorted and paged."""
-    now = _not_future(state, day)
-    return snapshot_page(state.cursor(), end_of_day_utc(day), now, params.offer_filter(), params.sort, params.desc,
-                         params.limit, params.offset)  # fmt: skip
 
 
 def history_query(state: AppState, params: HistoryParams) -> HistoryQuery:

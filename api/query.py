@@ -50,6 +50,7 @@ from api.parsing import (
     MAX_MEM_GB,
     MAX_TOKENS,
     REGION,
+    Choices,
     parse_bool,
     parse_choices,
     parse_day,
@@ -87,7 +88,10 @@ def parse_providers(text: Any) -> list[str]:
 
 
 def parse_gpus(text: Any) -> list[str]:
-    return parse_choices(text, MODEL_FACTS, "gpu")
+    return parse_choices(text, GPU_MODELS, "gpu")
+
+
+GPU_MODELS = Choices(MODEL_FACTS)  # the card table is fixed while the program runs
 
 
 Providers = _comma_list(str, parse_providers, qs.choice_list(known_providers(), "providers"))

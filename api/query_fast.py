@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
 from pydantic import ValidationError
 
+from api.byte_cache import ByteLRU
 from api.limits import limits_of
 from api.parsing import parse_bool, parse_hours, parse_mem_gb, parse_pricings, parse_regions
 from api.query import CheapestParams, parse_gpus, parse_providers
@@ -81,38 +81,72 @@ def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | No
     return CheapestParams.model_construct(set(values), **{**DEFAULTS, **values})
 
 
-REUSED = 512  # questions (without their hours) whose parameters are kept, least recently asked first out
-_reused: OrderedDict[tuple[Any, ...], CheapestParams] = OrderedDict()
-_reused_lock = threading.Lock()
+PARAMS_BYTES = 8 * 1024  # a question's parameters with their estimate (pydantic models), beside its memo
+KEY = "reused"  # under this in `CheapestParams.shared`: the question's key in `ReusedQuestions`
 
 
-def reused_params(query_string: bytes, settings: Settings) -> CheapestParams | None:
-    """The `CheapestParams` of a question asked before with other `hours` (or none), copied with this
-    question's hours: validating a question by model and workload runs the estimator, and its copies
-    share what the answers work out from it (`CheapestParams.shared`: the judge's memo). None for a
-    question about an amount of work (hours are refused there), a refused one, or hours the parser
-    refuses: the model then reads it as usual."""
-    given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
-    hours_text = given.pop("hours", None)
-    try:
-        hours = None if hours_text is None else parse_hours(hours_text)
-    except ValueError:
-        return None
-    key = (settings.max_limit, *sorted(given.items()))
-    with _reused_lock:
-        found = _reused.get(key)
-        if found is not None:
-            _reused.move_to_end(key)
-    if found is None:
+class Kept:
+    """A question's parameters, charged as they hold: their own models and their judge's memo."""
+
+    def __init__(self, params: CheapestParams) -> None:
+        self.params = params
+
+    @property
+    def cache_size(self) -> int:
+        return PARAMS_BYTES + sum(getattr(value, "cache_size", 0) for value in self.params.shared.values())
+
+
+class ReusedQuestions:
+    """Questions asked before, without their hours: their `CheapestParams` (validated, with the
+    estimate) and what answers worked out from them (the judge's memo), bounded in bytes
+    (GPUPRICE_QUESTION_MEMO_MB), least recently asked first out."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._kept = ByteLRU(max_bytes)
+        self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return self._kept.bytes
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._kept)
+
+    def params(self, query_string: bytes, settings: Settings) -> CheapestParams | None:
+        """The `CheapestParams` of a question asked before with other `hours` (or none), copied with this
+        question's hours: validating a question by model and workload runs the estimator, and its copies
+        share what the answers work out from it (`CheapestParams.shared`: the judge's memo). None for a
+        question about an amount of work (hours are refused there), a refused one, or hours the parser
+        refuses: the model then reads it as usual."""
+        given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
+        hours_text = given.pop("hours", None)
         try:
-            with limits_of(settings):
-                found = CheapestParams.model_validate(given)
-        except ValidationError:
+            hours = None if hours_text is None else parse_hours(hours_text)
+        except ValueError:
             return None
-        if found.work is not None:
-            return None
-        with _reused_lock:
-            _reused[key] = found
-            while len(_reused) > REUSED:
-                _reused.popitem(last=False)
-    return found if hours is None else found.model_copy(update={"hours": hours})
+        key = (settings.max_limit, *sorted(given.items()))
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is None:
+            try:
+                with limits_of(settings):
+                    found = CheapestParams.model_validate(given)
+            except ValidationError:
+                return None
+            if found.work is not None:
+                return None
+            found.shared[KEY] = key
+            with self._lock:
+                self._kept.put(key, Kept(found))
+        else:
+            found = kept.params
+        return found if hours is None else found.model_copy(update={"hours": hours})
+
+    def charge(self, params: CheapestParams) -> None:
+        """Charge `params`' question again after an answer (its memo may have grown)."""
+        key = params.shared.get(KEY)
+        if key is not None:
+            with self._lock:
+                self._kept.refit(key)

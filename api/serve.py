@@ -120,7 +120,7 @@ def serve(settings: Settings, host: str, port: int, schedule: bool, say: Callabl
                 say(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
             say(f"listening on {address.url} (recorded in {server_address.address_file(settings.db)})")
             say(f"try: {address.url}/cheapest?mem=60GB&hours=200")
-            app = create_app(settings, store=store, schedule=schedule and replica is None, replica=replica)
+            app = create_app(settings, store=store, schedule=schedule and replica is None, replica=replica, warm=True)
             config = uvicorn.Config(app, host=host, port=actual, workers=1, log_level="info")
             server = uvicorn.Server(config)
             try:

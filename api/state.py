@@ -7,10 +7,14 @@ are bounded in bytes (`GPUPRICE_ANSWER_CACHE_MB`), least recently used first out
 
 Two locks: `_lock` guards only the answers in memory and is held for microseconds, because the
 event loop takes it too (AnswerCache); `_refresh` serializes the database work of reloading the
-current offers, which runs in worker threads."""
+current offers, which runs in worker threads. An answer is built by one thread at a time: another
+thread asking for it meanwhile waits for that one's (a visitor arriving while the market page is
+written ahead after new data shares the warm-up's work instead of doing it again); the event loop,
+which answers some questions from memory itself, never waits and builds its own."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections import Counter
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from api.budget import HeavyGate, active_budget
 from api.byte_cache import ByteLRU
+from api.query_fast import ReusedQuestions
 from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
@@ -62,6 +67,29 @@ class Answer:
         return len(self.body)
 
 
+BUILD_WAIT_S = 30.0  # how long a thread waits for another's build of the same answer before building it too
+
+
+def on_loop() -> bool:
+    """Whether this thread runs the event loop (which never waits for another thread's build)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class _Build:
+    """An answer being built by one thread, which others asking for it wait for."""
+
+    def __init__(self, current: CurrentOffers) -> None:
+        self.current = current
+        self.owner = threading.get_ident()
+        self.done = threading.Event()
+        self.value: Any = None
+        self.built = False
+
+
 class AppState:
     def __init__(
         self,
@@ -84,8 +112,12 @@ class AppState:
         # Answers by question (("answer", key)) and by raw request (("raw", path, query string), served
         # before routing by AnswerCache), all valid for the current offers only.
         self._answers = ByteLRU(int(settings.answer_cache_mb * 2**20))
+        # New `/cheapest` questions by model asked again with other hours (api.query_fast): kept across data
+        # changes (what they hold depends on the question alone), bounded in bytes on their own.
+        self.reused = ReusedQuestions(int(settings.question_memo_mb * 2**20))
         # Forms of the current offers built once per reload (the columnar form /cheapest reads), by name.
         self._derived: dict[str, Any] = {}
+        self._building: dict[tuple[Any, ...], _Build] = {}  # answers being built, by key
         self.schema_version = store.schema_version()  # migrations run only when the store opens
 
     def cursor(self) -> Any:
@@ -154,19 +186,36 @@ class AppState:
         return self.cached_value(key, lambda current: Answer.of(build(current)))
 
     def cached_value(self, key: tuple[Any, ...], build: Callable[[CurrentOffers], T]) -> T:
-        """Like `cached`, for answers that are not JSON (CSV, Parquet, Atom, with their headers)."""
+        """Like `cached`, for answers that are not JSON (CSV, Parquet, Atom, with their headers).
+        If another thread is building the same answer from the same offers, its answer (waited for)."""
         current = self.current()
-        with self._lock:
-            body = self._answers.get(("answer", key))
-            if body is not None:
+        while True:
+            with self._lock:
+                body = self._answers.get(("answer", key))
+                if body is not None:
+                    self.cache_hits["answer"] += 1
+                    return body
+                other = self._building.get(key)
+                if other is None or other.current is not current or other.owner == threading.get_ident() or on_loop():
+                    self.cache_misses["answer"] += 1
+                    mine = self._building[key] = _Build(current)
+                    break
+            if not other.done.wait(BUILD_WAIT_S):  # stuck: build it too, rather than wait on
+                return build(current)
+            if other.built:
                 self.cache_hits["answer"] += 1
-                return body
-            self.cache_misses["answer"] += 1
-        body = build(current)
-        with self._lock:
-            if self._current is current:
-                self._answers.put(("answer", key), body)
-        return body
+                return other.value
+        try:
+            mine.value, mine.built = build(current), True
+            with self._lock:
+                if self._current is current:
+                    self._answers.put(("answer", key), mine.value)
+        finally:
+            with self._lock:
+                if self._building.get(key) is mine:
+                    del self._building[key]
+            mine.done.set()
+        return mine.value
 
     def refit(self, key: tuple[Any, ...], value: Any) -> None:
         """Charge a kept value again after it grew (a memo filled as views ask), if it is still kept."""

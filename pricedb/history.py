@@ -8,14 +8,14 @@ order."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
-from pricedb.history_layout import Layout, named_offers_source
-from pricedb.offer_filter import OfferFilter, sql_where
+from pricedb.history_layout import Layout, laid_out_only, named_offers_source
+from pricedb.offer_filter import SPOT, OfferFilter, sql_where
 
 FETCH_ROWS = 10_000  # rows turned into Python objects at a time: short-lived, so memory stays flat
 
@@ -93,6 +93,35 @@ _POINTS = """
 """
 
 
+# The same from the layout alone, for series chosen by their key (pricedb.history_layout): the key's
+# columns are neither filtered nor read (each series' key is held in memory; a new question reads its
+# row group cold, column by column), and `series` is numbered in key order, so ordering by it is
+# ordering by key.
+_LAID_OUT_POINTS = """
+    SELECT series, gpu_model, gpu_memory_gb, gpu_count, currency, unit, observed_at, price, cny_per_hour,
+           cny_per_gb_hour
+    FROM history_points
+    WHERE series IN ({series}) AND {where}
+    ORDER BY series, observed_at, observation_id
+"""
+
+
+def _laid_out_rows(
+    cur: duckdb.DuckDBPyConnection, query: HistoryQuery, layout: Layout, series: list[int]
+) -> list[tuple[Any, ...]]:
+    """`_POINTS`' rows for these series, which are exactly those the question's key values name."""
+    offers = query.offers
+    if not offers.include_interruptible:  # the rule sql_where writes over `pricing`, a part of the key
+        series = [n for n in series if layout.key_of(n)[3] != SPOT]
+    if not series:
+        return []
+    unnamed = replace(offers, providers=(), regions=(), skus=(), pricings=(), include_interruptible=True)
+    where, values = _where(replace(query, offers=unnamed))
+    numbers = ", ".join(str(int(n)) for n in series)
+    rows = cur.execute(_LAID_OUT_POINTS.format(series=numbers, where=where), values).fetchall()
+    return [(*layout.key_of(number), *rest) for number, *rest in rows]
+
+
 # One point of a series from (observed_at, price, cny_per_hour, cny_per_gb_hour) and, when they differ
 # from the series' own, the point's (currency, unit); `as_dict` is the plain form.
 PointBuilder = Callable[[datetime, float, float | None, float | None, tuple[str, str] | None], Any]
@@ -121,9 +150,18 @@ def history(
     `layout`: the layout read at this data version (pricedb.history_layout.read_layout), which spares
     the named question its look-ups; `point` builds each point (api.history writes their JSON)."""
     where, values = _where(query)
-    observations = _source(cur, query.offers, laid_out, layout)
+    offers = query.offers
+    only = (
+        laid_out_only(layout, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings)
+        if laid_out and offers.providers and offers.regions and offers.skus and offers.pricings
+        else None
+    )
+    observations = "history_points" if only is not None else _source(cur, offers, laid_out, layout)
     if observations != "observations":
-        rows = cur.execute(_POINTS.format(source=observations, where=where), values).fetchall()
+        if only is not None and layout is not None:
+            rows = _laid_out_rows(cur, query, layout, only)
+        else:
+            rows = cur.execute(_POINTS.format(source=observations, where=where), values).fetchall()
         keys = list(dict.fromkeys(tuple(row[:4]) for row in rows))
         page = keys[query.offset : query.offset + query.limit]
         wanted = set(page)

@@ -14,7 +14,7 @@ run at any time (a question between two compactions reads a longer tail)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 
 import duckdb
@@ -40,6 +40,15 @@ class Layout:
     compacted_upto: int
     newest_id: int
     series: dict[tuple[str, str, str, str], tuple[int, ...]] | None
+    # Each series' own key: its `series` key by number (shared tuples), and its region where its case
+    # differs from the lower case the key holds.
+    keys: list[tuple[str, str, str, str] | None] = field(default_factory=list, compare=False, repr=False)
+    cased_regions: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def key_of(self, number: int) -> tuple[str, str, str, str]:
+        """The (provider, region, sku, pricing) of a series held in memory."""
+        provider, lower_region, sku, pricing = self.keys[number]  # type: ignore[misc]
+        return provider, self.cased_regions.get(number, lower_region), sku, pricing
 
     def series_of(
         self, providers: tuple[str, ...], lower_regions: list[str], skus: tuple[str, ...], pricings: tuple[str, ...]
@@ -61,15 +70,20 @@ def read_layout(cur: duckdb.DuckDBPyConnection, previous: Layout | None = None) 
     if count > MAX_SERIES_IN_MEMORY:
         return Layout(upto, newest, None)
     if previous is not None and previous.compacted_upto == upto and previous.series is not None:
-        return Layout(upto, newest, previous.series)
+        return Layout(upto, newest, previous.series, previous.keys, previous.cased_regions)
     series: dict[tuple[str, str, str, str], tuple[int, ...]] = {}
+    keys: list[tuple[str, str, str, str] | None] = [None] * (count + 1)  # numbered 1..count
+    cased: dict[int, str] = {}
     texts: dict[str, str] = {}  # providers, regions and pricings repeat: keep each text once
-    for number, *key in cur.execute(
-        "SELECT series, provider, lower(region), sku, pricing FROM history_series"
+    for number, region, *key in cur.execute(
+        "SELECT series, region, provider, lower(region), sku, pricing FROM history_series"
     ).fetchall():
-        shared = tuple(texts.setdefault(text, text) for text in key)
-        series[shared] = (*series.get(shared, ()), int(number))  # type: ignore[index]
-    return Layout(upto, newest, series)
+        shared: tuple[str, str, str, str] = tuple(texts.setdefault(text, text) for text in key)  # type: ignore[assignment]
+        series[shared] = (*series.get(shared, ()), int(number))
+        keys[int(number)] = shared
+        if region != shared[1]:
+            cased[int(number)] = region
+    return Layout(upto, newest, series, keys, cased)
 
 
 def compact(cur: duckdb.DuckDBPyConnection) -> int:
@@ -93,6 +107,21 @@ def compact(cur: duckdb.DuckDBPyConnection) -> int:
     )
     cur.execute("UPDATE history_layout SET compacted_upto = ?", [upto])
     return upto
+
+
+def laid_out_only(
+    layout: Layout | None,
+    providers: tuple[str, ...],
+    lower_regions: list[str],
+    skus: tuple[str, ...],
+    pricings: tuple[str, ...],
+) -> list[int] | None:
+    """The series numbers these values name, when their every observation is in `history_points`
+    (nothing appended since the compaction) and the numbers are held in memory; None otherwise."""
+    if layout is None or layout.newest_id > layout.compacted_upto:
+        return None
+    held = layout.series_of(providers, lower_regions, skus, pricings)
+    return sorted(held) if held is not None else None
 
 
 def named_offers_source(

@@ -240,6 +240,28 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "INSERT INTO history_layout VALUES (0)",
         ],
     ),
+    (
+        10,
+        "answers about past days built ahead of the question (pricedb/day_answers.py)",
+        [
+            # Built after each compaction for past days, served only while the runs finished before the
+            # day's end are still those they were built from (`runs_before`, `newest_run`): a run that
+            # lands late for that day makes them stale, and the answer is built on demand again. The
+            # answers themselves are files beside the database: DuckDB reads every string of a row group
+            # to return one, so a 0.5-2 MB answer in a column cost 0.4-1 s to read back.
+            """
+            CREATE TABLE day_answers (
+                kind VARCHAR NOT NULL,            -- offers: /offers?date= (first page) | digest: built on demand
+                day DATE NOT NULL,
+                time_zone VARCHAR NOT NULL,       -- the day's zone (UTC for snapshots)
+                runs_before BIGINT NOT NULL,      -- runs finished before the day's end, when built
+                newest_run BIGINT NOT NULL,       -- the newest of them (0: none)
+                file VARCHAR NOT NULL,            -- the answer's JSON as built, in <database>.answers/
+                PRIMARY KEY (kind, day, time_zone)
+            )
+            """,
+        ],
+    ),
 ]
 
 # Columns added to both tables after migration 1. `ALTER TABLE … ADD COLUMN` appends, so they come

@@ -150,6 +150,16 @@ class Settings(BaseSettings):
     training_mfu: float = Field(default=DEFAULT_TRAINING_MFU, gt=0.0, le=1.0)
     # Answers that must neither freeze the server nor grow its memory (README "API under load").
     answer_cache_mb: float = Field(default=64.0, ge=0.0)  # memory the cached answers may hold
+    # DuckDB's memory (its buffer pool of the file's blocks, and what queries hold) while serving; 0:
+    # DuckDB's default, 80% of RAM. Compaction lifts it while it runs (a 10M-row sort would not fit).
+    db_memory_mb: int = Field(default=128, ge=0)
+    # Disk the answers about past days built ahead may take (<database>.answers/): the newest days
+    # first; older days are built on demand. 0: none kept.
+    day_answers_mb: float = Field(default=1024.0, ge=0.0)
+    # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
+    # Questions by model asked again with other hours: ~500 at 50,000 offers.
+    question_memo_mb: float = Field(default=96.0, ge=0.0)
+    offer_pieces_mb: float = Field(default=32.0, ge=0.0)  # each shown offer's option JSON, written once
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work
     api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
     api_heavy_concurrency: int = Field(default=1, ge=1)  # heavy answers computed at once

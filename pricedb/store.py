@@ -146,6 +146,7 @@ class PriceStore:
         self.path = Path(path if path is not None else settings.db)
         self.read_only = read_only
         self.conn = self._connect()
+        self._bound_memory()
         self._write_lock = threading.Lock()
         self.version = 0  # bumped after every committed write; the API caches answers on it
         # Why the last write failed (disk full, file made read-only), until a write succeeds: /healthz shows it.
@@ -172,6 +173,13 @@ class PriceStore:
                 raise
             raise problem from exc
 
+    def _bound_memory(self) -> None:
+        """DuckDB's memory limit as set (it is the database's, shared by every cursor of this process)."""
+        if self.settings.db_memory_mb:
+            self.conn.execute(f"SET memory_limit = '{int(self.settings.db_memory_mb)}MB'")
+        else:
+            self.conn.execute("RESET memory_limit")
+
     # ----- plumbing ------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self.conn.cursor()
@@ -183,10 +191,11 @@ class PriceStore:
             self.conn.close()
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _transaction(self, moves_version: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
         """The one way to write: under the write lock, in one transaction on its own cursor. Committed
         when the block ends, rolled back if it raises (the rollback never hides the block's error);
-        `version` moves after the commit, so readers' caches move on."""
+        `version` moves after the commit, so readers' caches move on (unless the write changes no
+        answer: see `keep_with`)."""
         with self._write_lock:
             cur = self.cursor()
             cur.begin()
@@ -196,7 +205,8 @@ class PriceStore:
             except Exception:
                 _rollback(cur)
                 raise
-            self.version += 1
+            if moves_version:
+                self.version += 1
 
     @_storage_faults
     def migrate(self) -> None:
@@ -363,11 +373,22 @@ class PriceStore:
             self._fx = None
         return result
 
+    def keep_with(self, work: Callable[[duckdb.DuckDBPyConnection], R]) -> R:
+        """`work(cursor)` in one transaction that changes no answer (answers about past days kept as
+        built, byte for byte the ones built on demand): `version` stays, so the current offers and
+        every cached answer are not read again for it."""
+        with self._transaction(moves_version=False) as cur:
+            return work(cur)
+
     @_storage_faults
     def compact_history(self) -> int:
         """Lay the observations out by offer (pricedb.history_layout); returns the newest id laid out."""
-        with self._transaction() as cur:
-            return compact(cur)
+        self.conn.execute("RESET memory_limit")  # sorting every observation needs more than serving
+        try:
+            with self._transaction() as cur:
+                return compact(cur)
+        finally:
+            self._bound_memory()
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:

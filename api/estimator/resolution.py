@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from . import formulas as f
 from .catalog import ModelSpec, closest_by_params, lookup
@@ -37,9 +39,29 @@ class Resolved:
 _ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "intermediate")
 
 
+class _Architecture(NamedTuple):
+    """What `resolve` reads of a query (not its GPU count, batch, context or precision)."""
+
+    model: str | None
+    params: int | None
+    layers: int | None
+    hidden: int | None
+    heads: int | None
+    kv_heads: int | None
+    head_dim: int | None
+    vocab: int | None
+    intermediate: int | None
+
+
 def resolve(query: EstimateQuery) -> Resolved:
     """The architecture for a query: the catalog entry (or, with only `params`, the closest catalog
-    model's shape) with the query's explicit fields applied. Raises EstimatorError."""
+    model's shape) with the query's explicit fields applied. Raises EstimatorError. Worked out once
+    per architecture asked (a question by model plans its job on every GPU count; read it, never change it)."""
+    return _resolve(_Architecture(query.model, query.params, *(getattr(query, name) for name in _ARCH_FIELDS)))
+
+
+@lru_cache(maxsize=1024)
+def _resolve(query: _Architecture) -> Resolved:
     if query.model is None and query.params is None:
         raise EstimatorError("model", "give model (a catalog name such as llama-2-13b) or params (such as 7B)")
     notes: list[str] = []

@@ -11,17 +11,23 @@ place: a cell is taken only for the very row it was written from (or an equal on
 other data never get it. Texts repeat down a column (a provider, a vocabulary word, a missing
 value) and are kept once per column. Bounded in bytes: past `max_bytes`, the ways used least
 recently are forgotten. One lock: writing a way's missing cells holds it, so a view asking for a
-way the warm-up (api.web.warm) is writing waits for it rather than writing it again."""
+way the warm-up (api.web.warm) is writing waits for it rather than writing it again.
+
+Each row's cells in a set of ways (the columns a view shows, in order) are also kept joined, by
+place (`rows`): a view of columns shown before, in any order or filter, joins one piece per row,
+not one per cell (74,000 cells for every column of 2,000 offers). They count in the same bound and
+are forgotten before any way's cells (they are only those cells joined)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from itertools import count, repeat
 from operator import is_, itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
-from api.web.table import Column
+from api.web.table import Column, kind_of
 
 OfferKey = tuple[str, str, str, str]
 Way = tuple[Any, ...]
@@ -29,6 +35,8 @@ Row = dict[str, Any]
 WORDED = frozenset({"native", "when", "vocab", "flag"})  # kinds whose cells hold words of the language
 TEXT_OVERHEAD = 90  # what a kept cell costs beyond its bytes: the bytes' header, its slot in `distinct`
 SLOT = 8  # a place in a way's list
+K = TypeVar("K", bound="_Kept")
+_SERIALS = count()
 
 
 def offer_key(row: Row) -> OfferKey:
@@ -56,37 +64,64 @@ class Places:
         self.pick: Callable[[list[Any]], Sequence[Any]] = picker or (lambda kept: [kept[i] for i in at])
 
 
-class _Cells:
-    """One way's cells (UTF-8), by place, each distinct cell kept once."""
+class _Kept:
+    """Texts by place (UTF-8): one way's cells, or each row's cells in a set of ways joined."""
 
     def __init__(self) -> None:
         self.texts: list[bytes | None] = []
-        self.filled = 0  # places whose cell is written
-        self.distinct: dict[bytes, bytes] = {}
+        self.filled = 0  # places whose text is written
         self.bytes = 0
 
 
+class _Cells(_Kept):
+    """One way's cells, each distinct cell kept once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.distinct: dict[bytes, bytes] = {}
+
+
+JOINED_OVERHEAD = 40  # what a joined row costs beyond its bytes (the bytes' header)
+
+
 class CellMemo:
+    CACHE_SHARE = 5  # of the answer cache: every way of 2,000 offers of every card and a few column sets joined
+
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._lock = threading.Lock()
+        self.serial = next(_SERIALS)  # this memo among all made (places are its own)
+        self._lock = threading.RLock()  # `rows` writes missing cells through `cells`
         self._places: dict[OfferKey, int] = {}
         self._rows: list[Row] = []  # the row each place's cells were written from
+        self.replaced = 0  # how many times a place took another row (places found before may hold others' cells)
+        self._by_id: dict[int, int] = {}  # each place's row, by identity (the rows are kept, so ids stay theirs)
         self._keys: list[OfferKey] = []  # each place's offer key
         self._order: list[int] = []  # each place's rank among all places in offer-key order
         self._fields: set[str] = set()  # the rows' fields
-        self._valued: set[str] = set()  # the fields some row has a value for
+        self._examples: dict[str, dict[type, Any]] = {}  # a value of each type each field has in some row
         self._ways: OrderedDict[Way, _Cells] = OrderedDict()
+        self._joined: OrderedDict[tuple[Way, ...], _Kept] = OrderedDict()
+        self._starts: list[bytes] = []  # each rank's `<tr data-k="…"`
         self._bytes = 0
 
     @property
-    def cache_size(self) -> int:
-        return self._bytes + SLOT * len(self._rows) + 120 * len(self._places)
+    def cache_share(self) -> int:  # the answer cache keeps it up to this share, as it bounds itself within it
+        return self.CACHE_SHARE
 
-    def places(self, keys: Sequence[OfferKey], rows: Sequence[Row]) -> Places:
+    @property
+    def cache_size(self) -> int:
+        return self._bytes + SLOT * len(self._rows) + 200 * len(self._places)  # a place: key, row id, rank, start
+
+    def places(self, keys: Sequence[OfferKey] | None, rows: Sequence[Row]) -> Places:
         """Each row's place (new offers get one); a row unlike the one its place's cells were
-        written from has those cells forgotten (in every way) and takes the place."""
+        written from has those cells forgotten (in every way) and takes the place. Without `keys`,
+        rows kept here are found by identity (no key made per row) and the others by their keys."""
         with self._lock:
+            if keys is None:
+                found = list(map(self._by_id.get, map(id, rows)))
+                if None not in found:
+                    return Places(found)  # type: ignore[arg-type]
+                keys = [offer_key(row) for row in rows]
             found = list(map(self._places.get, keys))
             if None in found or not all(map(is_, map(self._rows.__getitem__, found), rows)):  # type: ignore[arg-type]
                 self._register(found, keys, rows)
@@ -95,23 +130,37 @@ class CellMemo:
     def absent(self, fields: Sequence[str]) -> frozenset[str]:
         """Which of `fields` no row of the memo has a value for (so no row of a view has one)."""
         with self._lock:
-            return frozenset(f for f in fields if f in self._fields and f not in self._valued)
+            return frozenset(f for f in fields if f in self._fields and f not in self._examples)
+
+    def one_kind(self, fields: Sequence[str]) -> frozenset[str]:
+        """Which of `fields` have values of one kind only (table.kind_of's by type) in every row kept,
+        so the first value found in any rows of the memo, in any order, tells the same kind."""
+        with self._lock:
+            return frozenset(
+                f
+                for f in fields
+                if f in self._fields and len({kind_of("", v) for v in self._examples.get(f, {}).values()}) <= 1
+            )
 
     def _register(self, found: list[int | None], keys: Sequence[OfferKey], rows: Sequence[Row]) -> None:
         for i, (place, row) in enumerate(zip(found, rows, strict=True)):
             if place is None or (self._rows[place] is not row and self._rows[place] != row):
                 self._fields.update(row)
-                self._valued.update(field for field, value in row.items() if value is not None)
+                for field, value in row.items():
+                    if value is not None:
+                        self._examples.setdefault(field, {}).setdefault(type(value), value)
             if place is None:
-                found[i] = self._places[keys[i]] = len(self._rows)
+                found[i] = self._places[keys[i]] = self._by_id[id(row)] = len(self._rows)
                 self._rows.append(row)
                 self._keys.append(keys[i])
             elif self._rows[place] is not row and self._rows[place] != row:
-                self._rows[place] = row
-                for cells in self._ways.values():
-                    if place < len(cells.texts) and cells.texts[place] is not None:
-                        cells.texts[place] = None
-                        cells.filled -= 1
+                del self._by_id[id(self._rows[place])]
+                self._rows[place], self._by_id[id(row)] = row, place
+                self.replaced += 1
+                for kept in (*self._ways.values(), *self._joined.values()):
+                    if place < len(kept.texts) and kept.texts[place] is not None:
+                        kept.texts[place] = None
+                        kept.filled -= 1
 
     def ranks(self, places: Places) -> list[int]:
         """Each of `places`' rank among them in offer-key order (sorting numbers, not keys)."""
@@ -120,20 +169,71 @@ class CellMemo:
                 self._order = ranks_in_order(self._keys)
             return ranks_in_order(places.pick(self._order))
 
+    def row_order(self, places: Places) -> Sequence[int]:
+        """Each of `places`' rank among all places in offer-key order (for sorting by offer key)."""
+        with self._lock:
+            if len(self._order) < len(self._keys):
+                self._order = ranks_in_order(self._keys)
+            return places.pick(self._order)
+
+    def starts(self, ranks: list[int]) -> list[bytes]:
+        """Each row's `<tr data-k="rank"`, on a line of its own after the first."""
+        with self._lock:
+            if len(self._starts) < len(ranks):
+                more = range(len(self._starts), len(ranks))
+                self._starts.extend(b'\n<tr data-k="%d"' % rank for rank in more)
+                self._bytes += sum(len(start) + JOINED_OVERHEAD for start in self._starts[-len(more) :])
+            starts = list(map(self._starts.__getitem__, ranks))
+        if starts:
+            starts[0] = starts[0][1:]
+        return starts
+
+    def rows(
+        self,
+        ways: Sequence[Way],
+        places: Places,
+        rows: Sequence[Row],
+        writers: Sequence[Callable[[list[Row]], list[str]]],
+    ) -> Sequence[bytes]:
+        """Each of `rows`' cells in `ways` joined, then `</tr>` (`writers`: each way's, as `cells` takes)."""
+        with self._lock:
+            joined = self._kept(self._joined, tuple(ways), _Kept)
+            texts = joined.texts
+            if joined.filled == len(texts):
+                return places.pick(texts)  # type: ignore[return-value]
+            missing = [i for i, text in enumerate(places.pick(texts)) if text is None]
+            todo = Places([places.at[i] for i in missing])
+            todo_rows = [rows[i] for i in missing]
+            columns = [self.cells(w, todo, todo_rows, write) for w, write in zip(ways, writers, strict=True)]
+            written = list(map(b"".join, zip(*columns, repeat(b"</tr>", len(missing)), strict=True)))  # joined in C
+            for place, text in zip(todo.at, written, strict=True):
+                texts[place] = text
+            joined.filled += len(missing)
+            self._grow(joined, sum(map(len, written)) + JOINED_OVERHEAD * len(written))
+            found = places.pick(texts)
+            self._within_bound(joined_too=True)
+            return found  # type: ignore[return-value]
+
+    def _within_bound(self, joined_too: bool = False) -> None:
+        """Forget what was used least recently until the memo fits its bound: joined rows first (the
+        last used stays), then ways (the last used stays); with `joined_too`, the last joined rows too."""
+        while self.cache_size > self.max_bytes and len(self._joined) > 1:
+            _, oldest = self._joined.popitem(last=False)
+            self._bytes -= oldest.bytes
+        while self.cache_size > self.max_bytes and len(self._ways) > 1:
+            _, oldest_way = self._ways.popitem(last=False)
+            self._bytes -= oldest_way.bytes
+        if joined_too and self.cache_size > self.max_bytes and self._joined:  # even the last ones do not fit
+            _, oldest = self._joined.popitem(last=False)
+            self._bytes -= oldest.bytes
+
     def cells(
         self, way: Way, places: Places, rows: Sequence[Row], write: Callable[[list[Row]], list[str]]
     ) -> Sequence[bytes]:
         """The cells of `rows` (at `places`) written `way`, UTF-8: `write` writes those not kept yet, in one go."""
         with self._lock:
-            cells = self._ways.get(way)
-            if cells is None:
-                cells = self._ways[way] = _Cells()
-            else:
-                self._ways.move_to_end(way)
+            cells = self._kept(self._ways, way, _Cells)
             texts = cells.texts
-            if len(texts) < len(self._rows):
-                self._grow(cells, SLOT * (len(self._rows) - len(texts)))
-                texts.extend([None] * (len(self._rows) - len(texts)))
             if cells.filled == len(texts):  # every offer's cell is written (as after the warm-up)
                 return places.pick(texts)  # type: ignore[return-value]
             found = list(places.pick(texts))
@@ -148,13 +248,23 @@ class CellMemo:
                 if texts[place] is None:
                     cells.filled += 1
                 found[i] = texts[place] = kept
-            while self.cache_size > self.max_bytes and len(self._ways) > 1:  # the way just used is the last
-                _, oldest = self._ways.popitem(last=False)
-                self._bytes -= oldest.bytes
+            self._within_bound()  # the way just used is the last
             return found  # type: ignore[return-value]
 
-    def _grow(self, cells: _Cells, size: int) -> None:
-        cells.bytes += size
+    def _kept(self, table: OrderedDict[Any, K], key: Any, make: Callable[[], K]) -> K:
+        """What `table` keeps under `key` (made if missing), as the most recently used, with a slot for every place."""
+        kept = table.get(key)
+        if kept is None:
+            kept = table[key] = make()
+        else:
+            table.move_to_end(key)
+        if len(kept.texts) < len(self._rows):
+            self._grow(kept, SLOT * (len(self._rows) - len(kept.texts)))
+            kept.texts.extend([None] * (len(self._rows) - len(kept.texts)))
+        return kept
+
+    def _grow(self, kept: _Kept, size: int) -> None:
+        kept.bytes += size
         self._bytes += size
 
 

@@ -13,21 +13,22 @@ import csv
 import io
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from html import escape
 from itertools import chain
+from operator import methodcaller
 from typing import Annotated, Any, get_args
 
 from markupsafe import Markup
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from api.answers import offers_answer, offers_result
+from api.answers import current_rows, offers_answer, offers_result
 from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
-from api.web.cell_memo import CellMemo, Places, offer_key, ranks_in_order, way_of
-from api.web.html import Page, query_string
+from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
+from api.web.html import Page, query_string, render
 from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
 from api.web.table import (
@@ -39,6 +40,7 @@ from api.web.table import (
     csv_value,
     markdown_value,
     money_label,
+    samples_of,
 )
 from pricedb.models import Availability, Pricing
 from pricedb.queries import CurrentOffers
@@ -49,8 +51,9 @@ DEFAULT_COLUMNS = (
 )  # fmt: skip
 API_SORTS = frozenset(get_args(OffersParams.model_fields["sort"].annotation))
 DEFAULT_SORT = OffersParams.model_fields["sort"].default
-# API sorts whose values a row holds as the offer does (`observed_at` is written to the second, the
-# offer keeps microseconds), so sorting rows orders them as `/offers` orders the offers.
+# API sorts whose values a row holds as the offer does, so sorting rows orders them as `/offers`
+# orders the offers. `observed_at` is written to the second (the offer keeps microseconds): the page
+# sorts the current offers' rows by their offers' moments (`observed_values`), another day's not at all.
 SORTED_HERE = API_SORTS - {"observed_at"}
 ROWS = Markup("<!--rows-->")  # where the page's rows go (escaped text can never read so)
 PAGE_ONLY = frozenset({"cur", "cols", "sort", "desc", "mem_gpu", "min_total", "lang"})
@@ -80,6 +83,17 @@ class MarketView(BaseModel):
     min_total: Annotated[float | None, BeforeValidator(lambda t: parse_mem_gb(t) if t else None)] = None
 
 
+@dataclass(frozen=True)
+class HeaderCell:
+    """A column's head: its label in the view's currency, its sort state and the link sorting by it
+    (attributes, not a mapping: the template reads them without a failed attribute lookup each)."""
+
+    column: Column
+    label: str
+    aria: str | None  # aria-sort of the column the view is sorted by
+    href: str
+
+
 @dataclass
 class Market:
     """Everything the market page, its CSV and its Markdown show."""
@@ -88,7 +102,7 @@ class Market:
     view: MarketView
     params: OffersParams | None
     problems: Problems
-    answer: dict[str, Any] = field(default_factory=dict)
+    answer: dict[str, Any] = field(default_factory=dict)  # its rows maybe in another order than the page's
     rows: list[dict[str, Any]] = field(default_factory=list)
     columns: list[Column] = field(default_factory=list)  # every column there is (the picker's)
     shown: list[Column] = field(default_factory=list)
@@ -117,9 +131,9 @@ class Market:
 
     def rows_html(self) -> list[bytes]:
         """The table's body as UTF-8 pieces to join, written a column at a time rather than through
-        the template engine: thousands of rows, each a few formatted cells. Fast, the cells come
-        from the cell memo (written when the data landed or for an earlier view) and only each
-        row's place in offer-key order (`data-k`) is the view's own; plain, every row is written."""
+        the template engine: thousands of rows, each a few formatted cells. Fast, each row's cells
+        come joined from the cell memo (written when the data landed or for an earlier view) and
+        only each row's place in offer-key order (`data-k`) is the view's own; plain, every row is written."""
         if self.cells is None:
             keys = [offer_key(row) for row in self.rows]
             heads, columns = row_heads(self.rows), self.columns_cells(html=True)
@@ -128,40 +142,40 @@ class Market:
                 for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
             ]
             return ["\n".join(written).encode()]
-        places = self.places or self.cells.places([offer_key(row) for row in self.rows], self.rows)
-        heads, columns = kept_cells(self.cells, places, self.page, self.view.cur, self.rates, self.shown, self.rows)
+        places = self.places or self.cells.places(None, self.rows)
+        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown)
+        rows = self.cells.rows(ways, places, self.rows, writers)
         self.refit()
-        starts = [b'\n<tr data-k="%d"' % rank for rank in self.cells.ranks(places)]
-        if starts:
-            starts[0] = starts[0].removeprefix(b"\n")
-        return list(chain.from_iterable(zip(starts, heads, *columns, [b"</tr>"] * len(starts), strict=True)))
+        return list(chain.from_iterable(zip(self.cells.starts(self.cells.ranks(places)), rows, strict=True)))
 
-    def header(self) -> list[dict[str, Any]]:
+    def header(self) -> list[HeaderCell]:
         words = self.page.words
         heads = []
+        base = self.page.here(sort=None, desc=None)  # each column's link: this view sorted by it
+        base += "&" if "?" in base else "?"
         for column in self.shown:
             sorted_here = column.key == self.view.sort
             desc = not self.view.desc if sorted_here else False  # a new column sorts ascending first
             heads.append(
-                {
-                    "column": column,
-                    "label": money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
-                    "aria": ("descending" if self.view.desc else "ascending") if sorted_here else None,
-                    "href": self.page.here(sort=column.key, desc="true" if desc else None),
-                }
+                HeaderCell(
+                    column,
+                    money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
+                    ("descending" if self.view.desc else "ascending") if sorted_here else None,
+                    f"{base}{query_string([('sort', column.key), ('desc', 'true' if desc else None)])[1:]}",
+                )
             )
         return heads
 
     def csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([h["label"] for h in self.header()])
+        writer.writerow([h.label for h in self.header()])
         for cells in self.table_rows():
             writer.writerow([csv_value(c) for c in cells])
         return buffer.getvalue()
 
     def markdown(self) -> str:
-        labels = [h["label"].replace("|", "\\|") for h in self.header()]
+        labels = [h.label.replace("|", "\\|") for h in self.header()]
         lines = [
             "| " + " | ".join(labels) + " |",
             "|" + "|".join("---:" if c.numeric else "---" for c in self.shown) + "|",
@@ -186,38 +200,40 @@ def row_heads(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def kept_cells(
-    memo: CellMemo,
-    places: Places,
-    page: Page,
-    currency: str,
-    rates: Rates,
-    shown: list[Column],
-    rows: list[dict[str, Any]],
-) -> tuple[Sequence[bytes], list[Sequence[bytes]]]:
-    """The heads of `rows` (at `places` in `memo`) and each shown column's cells, from `memo`
-    (written into it where missing)."""
+Writer = Callable[[list[dict[str, Any]]], list[str]]
+
+
+def cell_ways(page: Page, currency: str, rates: Rates, shown: list[Column]) -> tuple[list[Way], list[Writer]]:
+    """The ways a row of the view is written in (its head, then each shown column), each with how
+    to write a way's cells of rows (for the cell memo)."""
     words, link = page.words, page.offer_link
-    cells = [
-        memo.cells(
-            way_of(c, currency, page.lang, page.lang_given),
-            places,
-            rows,
-            lambda todo, c=c: column_cells(c, todo, words, currency, rates, link if c.key == "sku" else None, True),
+    ways: list[Way] = [HEAD_WAY]
+    writers: list[Writer] = [row_heads]
+    for c in shown:
+        ways.append(way_of(c, currency, page.lang, page.lang_given))
+        writers.append(
+            lambda todo, c=c: column_cells(c, todo, words, currency, rates, link if c.key == "sku" else None, True)
         )
-        for c in shown
-    ]
-    return memo.cells(HEAD_WAY, places, rows, row_heads), cells
+    return ways, writers
+
+
+def write_cells(
+    memo: CellMemo, places: Places, page: Page, currency: str, rates: Rates, shown: list[Column], rows: list[Row]
+) -> None:
+    """Write into `memo` the heads of `rows` (at `places`) and each shown column's cells, where missing."""
+    for way, write in zip(*cell_ways(page, currency, rates, shown), strict=True):
+        memo.cells(way, places, rows, write)
 
 
 def cell_memo(state: AppState, day: date | None, today: date) -> tuple[CellMemo, Callable[[], None]]:
     """The cell memo of a day's market (None: the current one), kept in the state's answer cache
-    (which forgets it when the offers change) and bounded to a fifth of that cache (every way of
-    2,000 offers of every card takes 6.8 MB: a tenth of the default 64 MB dropped some, and the
-    first view of all columns paid for it); and how to charge it again once it grew. Cells depend
+    (which forgets it when the offers change) and bounded to a fifth of that cache, a share the
+    cache lets it hold (every way of 2,000 offers of every card takes 6.8 MB, the rows of the
+    default and of every column joined 1.6 and 3.4 MB more); and how to charge it again once it grew. Cells depend
     on the day too: the latest rates convert the figures that needed no conversion."""
     key = ("market_cells", day, today)
-    memo = state.cached_value(key, lambda _: CellMemo(int(state.settings.answer_cache_mb * 2**20) // 5))
+    bound = max(0, int(state.settings.answer_cache_mb * 2**20) // CellMemo.CACHE_SHARE - 4096)  # less its key, overhead
+    memo = state.cached_value(key, lambda _: CellMemo(bound))
     return memo, lambda: state.refit(key, memo)
 
 
@@ -239,18 +255,51 @@ def sort_rows(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str
     return sorted(rows, key=order, reverse=desc)
 
 
-def sort_rows_fast(rows: list[dict[str, Any]], key: str, desc: bool) -> list[dict[str, Any]]:
-    """`sort_rows` in two stable sorts with keys read in C (no Python call per comparison or
-    row): by offer key, then by value, the rows without one after (before, descending)."""
+def sort_values(rows: list[dict[str, Any]], key: str) -> list[Any]:
+    """Each row's value for sorting by `key` (lists and mappings as their cells show them)."""
     derive = DERIVED.get(key)
-    values = [derive(row) for row in rows] if derive is not None else [row.get(key) for row in rows]
-    if any(isinstance(v, list | dict) for v in values):
+    values = [derive(row) for row in rows] if derive is not None else list(map(methodcaller("get", key), rows))
+    if not set(map(type, values)).isdisjoint((list, dict)):
         values = [json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in values]
-    keys = [offer_key(row) for row in rows]
-    by_key = sorted(range(len(rows)), key=keys.__getitem__, reverse=desc)
+    return values
+
+
+def sorted_order(values: Sequence[Any], tiebreak: Sequence[Any], desc: bool) -> list[int]:
+    """The order of `sort_rows` given each row's value and a value ordered as its offer key, in two
+    stable sorts with keys read in C (no Python call per comparison or row): by offer key, then
+    by value, the rows without one after (before, descending)."""
+    return order_by_value(values, sorted(range(len(values)), key=tiebreak.__getitem__, reverse=desc), desc)
+
+
+def order_by_value(values: Sequence[Any], by_key: list[int], desc: bool) -> list[int]:
+    """`sorted_order` given the rows' order by offer key (descending with `desc`)."""
     known = sorted((i for i in by_key if values[i] is not None), key=values.__getitem__, reverse=desc)
     unknown = [i for i in by_key if values[i] is None]
-    return [rows[i] for i in (unknown + known if desc else known + unknown)]
+    return unknown + known if desc else known + unknown
+
+
+def sort_rows_fast(
+    rows: list[dict[str, Any]], key: str, desc: bool, ranks: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """`sort_rows` by `sorted_order` (`ranks`: each row's rank in offer-key order, if known)."""
+    tiebreak = ranks if ranks is not None else [offer_key(row) for row in rows]
+    return [rows[i] for i in sorted_order(sort_values(rows, key), tiebreak, desc)]
+
+
+def observed_values(state: AppState, rows: list[dict[str, Any]]) -> list[Any] | None:
+    """Each row's moment of observation as its offer holds it (to the microsecond; a row writes it
+    to the second), if every row is a current offer's (else None)."""
+    current = state.current()
+
+    def exact(current: CurrentOffers) -> dict[int, Any]:
+        kept = current_rows(current, current.offers)  # each offer's row, kept by the current offers
+        return {id(row): offer.observed_at for row, offer in zip(kept, current.offers, strict=True)}
+
+    moments: dict[int, Any] = current.derived.get("observed_exact") or current.derived.setdefault(
+        "observed_exact", exact(current)
+    )
+    values = list(map(moments.get, map(id, rows)))
+    return None if None in values else values
 
 
 def _choices(current: CurrentOffers) -> dict[str, list[str]]:
@@ -267,17 +316,20 @@ def _choices(current: CurrentOffers) -> dict[str, list[str]]:
     }
 
 
-def _answer_fast(state: AppState, params: OffersParams) -> dict[str, Any]:
-    """The `/offers` answer as built. Sorted by one of the offers' own values, it is the answer in
-    the default order sorted here as `/offers` sorts, when that answer holds every row (no other
-    page of it): a new sort then costs a sort, not a new answer and its JSON."""
+def _answer_fast(state: AppState, params: OffersParams) -> tuple[dict[str, Any], bool]:
+    """The `/offers` answer as built, and whether the page still has to sort it. Sorted by one of
+    the offers' own values, it is the answer in the default order (sorted on the page as `/offers`
+    sorts), when that answer holds every row (no other page of it): a new sort then costs a
+    sort, not a new answer and its JSON."""
     default = {"sort": DEFAULT_SORT, "desc": False}
-    if params.sort not in SORTED_HERE or {"sort": params.sort, "desc": params.desc} == default:
-        return offers_result(state, params).payload
+    if params.sort not in API_SORTS or {"sort": params.sort, "desc": params.desc} == default:
+        return offers_result(state, params).payload, False
+    if params.sort not in SORTED_HERE and params.date is not None:  # moments of another day: the API's sort
+        return offers_result(state, params).payload, False
     answer = offers_result(state, params.model_copy(update=default)).payload
     if answer["offset"] != 0 or answer["count"] != len(answer["offers"]):
-        return offers_result(state, params).payload
-    return {**answer, "offers": sort_rows_fast(answer["offers"], params.sort, params.desc)}
+        return offers_result(state, params).payload, False
+    return answer, True
 
 
 def market(state: AppState, page: Page, fast: bool = True) -> Market:
@@ -294,32 +346,90 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
     found = Market(page, view or MarketView(), params, view_problems + problems, choices=choices)
     if params is None or view is None:
         return found
-    found.answer = _answer_fast(state, params) if fast else json.loads(offers_answer(state, params))
-    rows = found.answer["offers"]
-    if view.mem_gpu:
-        rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]
-    if view.min_total is not None:
-        rows = [r for r in rows if r["gpu_count"] * r["gpu_memory_gb"] >= view.min_total]
-    keys = column_keys(rows)
+    today = state.clock().date()
+    if fast:
+        found.answer, sort_here = _answer_fast(state, params)
+        found.cells, found.refit = cell_memo(state, params.date, today)
+        base = view_rows(state, found.cells, found.answer, view)
+    else:
+        found.answer, sort_here = json.loads(offers_answer(state, params)), False
+        base = ViewRows.of(found.answer, narrowed(found.answer["offers"], view))
+    rows, keys = base.rows, base.keys
     if view.sort not in keys:
         found.problems.append({"parameter": "sort", "message": f"no column {view.sort!r}", "value": view.sort})
         view.sort = DEFAULT_SORT
-    if view.sort not in API_SORTS:
-        rows = (sort_rows_fast if fast else sort_rows)(rows, view.sort, view.desc)
-    found.rows = rows
-    today = state.clock().date()
-    absent: frozenset[str] = frozenset()
-    if fast:
-        found.cells, found.refit = cell_memo(state, params.date, today)
-        found.places = found.cells.places([offer_key(row) for row in rows], rows)
-        absent = found.cells.absent(keys)
-    found.columns = columns_of(rows, keys, page.words, absent)
+    if not fast:
+        if view.sort not in API_SORTS:
+            rows = sort_rows(rows, view.sort, view.desc)
+    elif sort_here or view.sort not in API_SORTS:
+        values = observed_values(state, rows) if view.sort == "observed_at" else sort_values(rows, view.sort)
+        if values is None:  # not the current offers' rows (they changed meanwhile): the API sorts them
+            found.answer = offers_result(state, params).payload
+            base = view_rows(state, found.cells, found.answer, view)  # type: ignore[arg-type]  # fast: a memo
+            rows = base.rows
+        else:
+            order = order_by_value(values, base.by_key[::-1] if view.desc else base.by_key, view.desc)
+            assert base.places is not None  # fast: found in the memo
+            rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
+    found.places, found.rows = base.places, rows
+    found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
     found.shown = [c for c in found.columns if c.key in wanted] or [
         c for c in found.columns if c.key in DEFAULT_COLUMNS
     ]
-    found.rates = rates_for(state.store.fx_table(), (r.get("fx_date") for r in rows), today)
+    found.rates = rates_for(state.store.fx_table(), base.fx_days, today)
     return found
+
+
+@dataclass
+class ViewRows:
+    """A view's rows before the page sorts them, and what every order of them shares; fast, kept
+    per `/offers` answer, page filter and cell memo, so a new sort of them costs a sort by value."""
+
+    answer: dict[str, Any]
+    rows: list[dict[str, Any]]  # narrowed by the page's filters, in the answer's order
+    keys: list[str]  # every column there is
+    fx_days: set[str | None]
+    places: Places | None = None  # the rows' places in the cell memo
+    by_key: list[int] = field(default_factory=list)  # the rows' indices in offer-key order
+    absent: frozenset[str] = frozenset()  # columns no row has a value for
+    samples: dict[str, Any] = field(default_factory=dict)  # first values of columns whose kind no order changes
+
+    @classmethod
+    def of(cls, answer: dict[str, Any], rows: list[dict[str, Any]]) -> ViewRows:
+        return cls(answer, rows, column_keys(rows), set(map(methodcaller("get", "fx_date"), rows)))
+
+    @property
+    def cache_size(self) -> int:
+        return 24 * len(self.rows) + 100 * len(self.keys)
+
+
+def view_rows(state: AppState, memo: CellMemo, answer: dict[str, Any], view: MarketView) -> ViewRows:
+    """The rows of `answer` the view shows, with their places in `memo`, order by offer key, and the
+    columns' samples where every row of the memo holds values of one kind (a column's kind is
+    then the same in any order of them); kept for this memo while no place of it took another row
+    (the kept answer keeps its id its own)."""
+
+    def build(_: object) -> ViewRows:
+        found = ViewRows.of(answer, narrowed(answer["offers"], view))
+        found.places = memo.places(None, found.rows)
+        found.by_key = sorted(range(len(found.rows)), key=memo.row_order(found.places).__getitem__)
+        found.absent = memo.absent(found.keys)
+        one_kind = memo.one_kind(found.keys)
+        found.samples = samples_of(found.rows, [k for k in found.keys if k in one_kind], found.absent)
+        return found
+
+    key = ("market_rows", memo.serial, memo.replaced, id(answer), view.mem_gpu, view.min_total)
+    return replace(state.cached_value(key, build))  # a copy: the view sets its own places
+
+
+def narrowed(rows: list[dict[str, Any]], view: MarketView) -> list[dict[str, Any]]:
+    """The rows the page's own filters keep (memory per GPU, total memory)."""
+    if view.mem_gpu:
+        rows = [r for r in rows if r["gpu_memory_gb"] in view.mem_gpu]
+    if view.min_total is not None:
+        rows = [r for r in rows if r["gpu_count"] * r["gpu_memory_gb"] >= view.min_total]
+    return rows
 
 
 def column_keys(rows: list[dict[str, Any]]) -> list[str]:
@@ -355,7 +465,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
             "next": page.here(offset=offset + limit) if offset + limit < count else None,
         }
     query = query_string(page.items)
-    return {
+    form = {
         "m": m,
         "multi_gpu": is_list(OffersParams, "gpu"),
         "chosen": chosen,
@@ -364,6 +474,18 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "raw": {"min_total": last.get("min_total", ""), "date": last.get("date", "")},
         "pricing_word": lambda value: words.value("pricing", value),
         "currencies": CURRENCIES,
+    }
+    filters_key = (
+        page.lang,
+        tuple((name, tuple(sorted(values))) for name, values in chosen.items()),
+        tuple(flags.items()),
+        tuple(form["raw"].items()),
+    )
+    view_key = (page.lang, m.view.cur, tuple((c.key, c.label, c in m.shown) for c in m.columns))
+    return {
+        **form,
+        "filters_html": form_part(state, m, "_market_filters.html", filters_key, form),
+        "view_html": form_part(state, m, "_market_view.html", view_key, form),
         "header": m.header(),
         "rows_html": ROWS,
         "pager": pager,
@@ -382,6 +504,16 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
             **{name: "true" if value else "false" for name, value in flag_defaults.items()},
         },
     }
+
+
+def form_part(state: AppState, m: Market, template: str, key: tuple[Any, ...], values: dict[str, Any]) -> Markup:
+    """A part of the market's form, rendered once for each `key` (everything it shows but the filter
+    choices, which change only with the data, as the answer cache's entries do), fast; plain, always."""
+
+    def rendered(_: object = None) -> Markup:
+        return Markup(render(m.page, template, **values))
+
+    return state.cached_value(("market_form", template, key), rendered) if m.cells is not None else rendered()
 
 
 def _is_size(text: str) -> bool:

@@ -9,9 +9,11 @@ availability) in the reader's language, the source as a link."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from html import escape, unescape
+from operator import is_not, methodcaller
 from typing import Any
 
 from api.web.i18n import Words
@@ -87,14 +89,33 @@ def column(key: str, sample: Any, words: Words) -> Column:
     return Column(key, kind, words(key), money_unit(key) if kind == "money" else "")
 
 
-def columns_of(
-    rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words, absent: Collection[str] = ()
-) -> list[Column]:
-    """Each key's column, its kind read from the first row with a value (`absent`: keys known to
-    have none in these rows, which are then not looked for down every row)."""
-    samples: dict[str, Any] = {}
+def samples_of(
+    rows: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    absent: Collection[str] = (),
+    known: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Each key's first value in `rows` (None: none has one). `absent`: keys known to have none in
+    these rows; `known`: keys whose first value is known already (neither is looked for down every row)."""
+    found: dict[str, Any] = {}
+    valued, known = partial(is_not, None), known or {}
     for key in keys:
-        samples[key] = None if key in absent else next((r.get(key) for r in rows if r.get(key) is not None), None)
+        if key in known:
+            found[key] = known[key]
+        else:
+            found[key] = None if key in absent else next(filter(valued, map(methodcaller("get", key), rows)), None)
+    return found
+
+
+def columns_of(
+    rows: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    words: Words,
+    absent: Collection[str] = (),
+    known: Mapping[str, Any] | None = None,
+) -> list[Column]:
+    """Each key's column, its kind read from the first row with a value (`samples_of`)."""
+    samples = samples_of(rows, keys, absent, known)
     return [column(key, samples[key], words) for key in keys]
 
 

@@ -15,10 +15,10 @@ from starlette.concurrency import run_in_threadpool
 from api.answers import current_rows
 from api.limits import limits_of
 from api.state import AppState
-from api.web.cell_memo import offer_key, way_of
+from api.web.cell_memo import way_of
 from api.web.html import Page
 from api.web.i18n import LANGUAGES, Words
-from api.web.market import cell_memo, column_keys, kept_cells
+from api.web.market import cell_memo, column_keys, write_cells
 from api.web.money import CURRENCIES, rates_for
 from api.web.pages import market_page
 from api.web.table import columns_of
@@ -44,7 +44,7 @@ def warm_market(state: AppState) -> CurrentOffers:
         memo, refit = cell_memo(state, None, today)
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
-        places = memo.places([offer_key(row) for row in rows], rows)
+        places = memo.places(None, rows)
         for lang in LANGUAGES:
             columns = columns_of(rows, keys, Words(lang))
             for lang_given in (False, True):
@@ -52,7 +52,7 @@ def warm_market(state: AppState) -> CurrentOffers:
                 for currency in CURRENCIES:
                     ways = {way_of(c, currency, lang, lang_given): c for c in columns}
                     todo = [c for way, c in ways.items() if way not in written]
-                    kept_cells(memo, places, page, currency, rates, todo, rows)
+                    write_cells(memo, places, page, currency, rates, todo, rows)
                     written.update(ways)
         memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
         refit()

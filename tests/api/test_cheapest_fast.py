@@ -151,6 +151,76 @@ def test_fast_path_answers_as_the_reference(seed: int) -> None:
     assert shown > 0 or not offers  # the questions found options to compare, not only empty answers
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_by_model_questions_without_filters_answer_as_the_reference_asked_again_with_other_hours(seed: int) -> None:
+    """A question by model and workload with no selecting rule reads its configurations' rows
+    (api.cheapest_fast.Unfiltered); asked again with other hours (api.query_fast) it reuses its
+    judge's verdicts and written JSON (JudgeMemo): each answer is still the reference's."""
+    rng = random.Random(100 + seed)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(400))}.values(), key=lambda o: o.key)
+    current = CurrentOffers(offers, OBSERVED, None)
+    columns = OfferColumns.build(offers, SETTINGS)
+    for _ in range(12):
+        question = {"model": rng.choice(("llama-2-7b", "llama-2-70b", "qwen2.5-14b")),
+                    "workload": rng.choice(("inference", "lora", "qlora", "full_finetune"))}  # fmt: skip
+        for flag in ("include_stale", "include_unavailable", "interruptible", "single_gpu"):
+            if rng.random() < 0.3:
+                question[flag] = rng.choice(("true", "false"))
+        if rng.random() < 0.3:
+            question["limit"] = rng.choice(("1", "50"))
+        asked = CheapestParams.model_validate(question)
+        for hours in ("1", "24", "1", str(rng.uniform(0, 9000))):  # the same hours again too
+            params = asked.model_copy(update={"hours": float(hours)})  # as api.query_fast copies them
+            fast = cheapest_json(params, current, SETTINGS, columns)
+            assert fast == cheapest_json(
+                CheapestParams.model_validate({**question, "hours": hours}), current, SETTINGS, None
+            )
+            assert fast == cheapest_json(params, current, SETTINGS, columns)  # from the memo's verdicts and JSON
+
+
+def test_offer_pieces_stay_within_their_bound_and_answers_do_not_change() -> None:
+    """With room for a few offers' pieces, the first written go first and are written again when
+    shown again; each kept piece is charged its bytes and PIECE_BYTES, at least what it allocates."""
+    import gc
+    import tracemalloc
+
+    from api.cheapest_write import OfferPieces
+
+    rng = random.Random(11)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(300))}.values(), key=lambda o: o.key)
+    current = CurrentOffers(offers, OBSERVED, None)
+    tight = Settings(offer_pieces_mb=20_000 / 2**20)  # about a dozen options
+    columns = OfferColumns.build(offers, tight)
+    asked = 0
+    while asked < 200:
+        try:
+            params = CheapestParams.model_validate(random_question(rng))
+        except ValidationError:
+            continue
+        assert cheapest_json(params, current, tight, columns) == cheapest_json(params, current, tight, None)
+        assert 0 < columns.pieces.bytes <= columns.pieces.max_bytes or not len(columns.pieces)
+        asked += 1
+    assert 0 < len(columns.pieces) < len(offers)
+
+    roomy = OfferPieces(offers, 2**30)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for row in range(len(offers)):
+        roomy.option(row, 1, cost_of(offers[row]), b"")
+        roomy.unpriced(row)
+    gc.collect()
+    allocated = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert allocated <= roomy.bytes <= 2 * allocated
+
+
+def cost_of(offer: Offer):
+    from api.cheapest import JobCost
+
+    return JobCost(1.0, offer.cny_per_hour or 0.0, "1 h")
+
+
 # ----- new questions answered before routing (api/answer_cache.py) -------------------------------
 ROUTED_ALIKE = [
     b"mem=60&hours=200",

@@ -11,7 +11,7 @@ from api.history import _history_body, answer_head, series_head
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
 from pricedb.history import History, HistoryQuery, history
-from pricedb.models import Pricing, Unit
+from pricedb.models import Availability, Pricing, Unit
 from pricedb.offer_filter import OfferFilter
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, utc_naive
@@ -53,6 +53,8 @@ def _rounds(store: PriceStore, rng: random.Random, start: datetime, count: int) 
                     price=rng.choice([rng.lognormvariate(1, 2), round(rng.uniform(0, 50), 2), 1e-7, 123456789.125]),
                     currency=rng.choice(["USD", "USD", "USD", "CNY", "INR"]),
                     unit=rng.choice([Unit.HOUR, Unit.HOUR, Unit.HOUR, Unit.MONTH]),
+                    gpu_model=rng.choice(["A100", "A100", "H100"]),
+                    availability=rng.choice(list(Availability)),
                 )
                 for p, r, s, k in OFFERS
                 if p == provider and rng.random() < 0.7
@@ -68,7 +70,9 @@ def _questions(rng: random.Random, start: datetime, end: datetime) -> list[Histo
         since = start + (end - start) * rng.uniform(-0.1, 0.6)
         until = since + (end - since) * rng.uniform(0.3, 1.2)
         named = OfferFilter(providers=(p,), regions=(rng.choice([r, r.upper(), r.lower()]),), skus=(s,),
-                            pricings=(k.value,))  # fmt: skip
+                            pricings=(k.value,), gpus=rng.choice([(), ("A100",), ("H100",), ("A100", "L4")]),
+                            include_interruptible=rng.random() < 0.7,
+                            include_unavailable=rng.random() < 0.7)  # fmt: skip
         questions.append(HistoryQuery(utc_naive(since), utc_naive(until), named))
         one_provider = OfferFilter(providers=(p,))
         questions.append(HistoryQuery(utc_naive(since), utc_naive(until), one_provider, limit=rng.randint(1, 3),
@@ -76,6 +80,9 @@ def _questions(rng: random.Random, start: datetime, end: datetime) -> list[Histo
     several = OfferFilter(providers=("aws", "azure"), regions=("us-east-1", "eastus"),
                           skus=(OFFERS[0][2], OFFERS[3][2], "absent"), pricings=("on_demand", "spot"))  # fmt: skip
     questions.append(HistoryQuery(utc_naive(start - timedelta(days=1)), utc_naive(end + timedelta(days=1)), several))
+    no_spot = OfferFilter(providers=several.providers, regions=several.regions, skus=several.skus,
+                          pricings=several.pricings, include_interruptible=False)  # fmt: skip
+    questions.append(HistoryQuery(utc_naive(start - timedelta(days=1)), utc_naive(end + timedelta(days=1)), no_spot))
     questions.append(HistoryQuery(utc_naive(start - timedelta(days=1)), utc_naive(end + timedelta(days=1))))
     return questions
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from api.answer_cache import _as_routed
 from api.limits import limits_of
 from api.query import CheapestParams
-from api.query_fast import plain_params, reused_params
+from api.query_fast import ReusedQuestions, plain_params
 from pricedb.settings import Settings
 
 SETTINGS = Settings(max_limit=50)
@@ -99,6 +99,7 @@ def test_questions_asked_again_with_other_hours_answer_as_new_ones(seed: int) ->
     from tests.api.test_cheapest_fast import OBSERVED, random_offer
 
     rng = random.Random(seed)
+    kept = ReusedQuestions(2**26)
     offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(300))}.values(), key=lambda o: o.key)
     current = CurrentOffers(offers, OBSERVED, None)
     columns = OfferColumns.build(offers, SETTINGS)
@@ -107,7 +108,7 @@ def test_questions_asked_again_with_other_hours_answer_as_new_ones(seed: int) ->
         if rng.random() < 0.8:
             question += f"&hours={rng.choice(('1', '24', '731', str(rng.uniform(0, 5000))))}"
         query = question.encode()
-        reused = reused_params(query, SETTINGS)
+        reused = kept.params(query, SETTINGS)
         with limits_of(SETTINGS):
             model = CheapestParams.model_validate(_as_routed(query))
         assert reused is not None, question
@@ -117,4 +118,57 @@ def test_questions_asked_again_with_other_hours_answer_as_new_ones(seed: int) ->
         assert cheapest_json(reused, current, SETTINGS, columns) == reference, question
     for question in REFUSED_TWICE:
         for hours in ("", "&hours=2"):
-            assert reused_params((question + hours).encode(), SETTINGS) is None
+            assert kept.params((question + hours).encode(), SETTINGS) is None
+
+
+def _offers_and_columns(seed: int, count: int):
+    from api.cheapest_fast import OfferColumns
+    from pricedb.queries import CurrentOffers
+    from tests.api.test_cheapest_fast import OBSERVED, random_offer
+
+    rng = random.Random(seed)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(count))}.values(), key=lambda o: o.key)
+    return CurrentOffers(offers, OBSERVED, None), OfferColumns.build(offers, SETTINGS)
+
+
+def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound() -> None:
+    """Each kept question is charged at least what making and answering it allocated (its parameters,
+    estimate and judge's memo: measured with tracemalloc after the caches outside it are warm), and
+    the questions kept never hold more than the bound, the least recently asked going first."""
+    import gc
+    import tracemalloc
+
+    from api.answers import cheapest_json
+
+    current, columns = _offers_and_columns(5, 400)
+    roomy = ReusedQuestions(2**30)
+    jobs = [f"model={m}&workload={w}&context={c}&batch={b}" for m in ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")
+            for w in ("inference", "lora") for c in (1024, 4096) for b in (1, 16)]  # fmt: skip
+
+    def ask(kept: ReusedQuestions, job: str, hours: str) -> None:
+        params = kept.params(f"{job}&hours={hours}".encode(), SETTINGS)
+        assert params is not None
+        cheapest_json(params, current, SETTINGS, columns)
+        kept.charge(params)
+
+    for job in jobs:  # every cache outside the questions (estimator, throughput, columns, pieces) warmed
+        ask(ReusedQuestions(2**30), job, "3")
+    for job in jobs:
+        gc.collect()
+        before_bytes, before = roomy.bytes, tracemalloc.start() or tracemalloc.get_traced_memory()[0]
+        for hours in ("1", "24", "731"):
+            ask(roomy, job, hours)
+        gc.collect()
+        allocated = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        charged = roomy.bytes - before_bytes
+        assert allocated <= charged <= 2 * allocated, job
+
+    bound = 12 * roomy.bytes // len(jobs)  # room for about twelve of them (one may take an eighth: ByteLRU)
+    small = ReusedQuestions(bound)
+    for round_ in range(2):
+        for job in jobs:
+            ask(small, job, str(round_ + 1))
+            assert small.bytes <= bound
+            assert 1 <= len(small) <= 18
+    assert len(small) < len(jobs)  # some were let go

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from typing import NoReturn
 
 import pytest
 
@@ -69,3 +70,24 @@ def test_a_host_that_is_not_this_machine_s_is_refused_in_one_line(
     )
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert exits.SERVER == 4 and not server_address.address_file(settings.db).exists()
+
+
+def test_serve_writes_the_market_page_ahead_even_without_the_scheduler(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serve --no-schedule` collects nothing but still writes the market page ahead (api.web.warm)."""
+    import api.serve
+
+    made: dict[str, object] = {}
+
+    class Made(Exception):
+        pass
+
+    def create_app(*args: object, **kwargs: object) -> NoReturn:
+        made.update(kwargs)
+        raise Made
+
+    monkeypatch.setattr(api.serve, "create_app", create_app)
+    with pytest.raises(Made):
+        api.serve.serve(settings, "127.0.0.1", 0, schedule=False, say=lambda _: None)
+    assert made["schedule"] is False and made["warm"] is True

@@ -9,26 +9,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
+from fastapi.testclient import TestClient
 
 from api.answers import offers_result
+from api.app import create_app
+from api.byte_cache import ByteLRU
 from api.limits import limits_of
 from api.query import OffersParams
 from api.state import AppState
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
+from api.web.i18n import LANGUAGES
 from api.web.market import market, sort_rows, sort_rows_fast
 from api.web.pages import market_page
 from api.web.warm import keep_warm, warm_market
-from pricedb.models import RunStatus
+from pricedb.models import Pricing, RunStatus
 from pricedb.queries import CurrentOffers
 from tests.helpers import make_run
-from tests.web.conftest import WebRound, open_copy
+from tests.web.conftest import WebRound, open_copy, quote_of
 
 EVERY_COLUMN = (
     "provider,region,sku,gpu_model,gpu_memory_gb,gpu_count,total_gb,pricing,price,currency,unit,cny_per_hour,"
@@ -57,16 +63,20 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("cur", "native"), ("sort", "price"), ("desc", "true")], False),
         ("en", [("sort", "provider"), ("gpu", "A100,H100")], False),  # sorted here from the answer in default order
         ("en", [("sort", "cny_per_hour"), ("desc", "true"), ("limit", "5"), ("offset", "5")], False),  # a page of it
-        ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # the API sorts (to the microsecond)
+        ("zh", [("sort", "observed_at"), ("desc", "true")], False),  # by the offers' moments (to the microsecond)
         ("en", [("sort", "list_price"), ("desc", "true"), ("include_stale", "true")], False),  # values missing
         ("zh", [("sort", "price_steps"), ("cols", "provider,sku,price_steps")], False),  # lists
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("sort", "observed_at")], False),
         ("en", [("cur", "EUR"), ("cols", EVERY_COLUMN), ("mem_gpu", "80GB")], False),
+        ("en", [("mem_gpu", "80GB"), ("sort", "price"), ("desc", "true")], False),  # narrowed, then sorted here
+        ("en", [("min_total", "80GB"), ("sort", "observed_at")], False),  # sorted here by the offers' moments
         ("en", [("cols", "provider,sku,price,price_steps,notes")], False),
         ("en", [("lang", "en")], True),  # links name the language
         ("zh", [], False),
         ("zh", [("cur", "INR"), ("min_total", "160GB")], False),
         ("en", [("date", web.digest_day.isoformat())], False),  # another day's market: other rows
+        ("en", [("date", web.digest_day.isoformat()), ("sort", "observed_at")], False),  # sorted by the API
+        ("en", [("date", web.digest_day.isoformat()), ("sort", "price"), ("desc", "true")], False),
         ("en", [], False),  # and today's again
         ("en", [("sort", "nope")], False),  # refused: the page says so, with every row
         ("en", [("provider", "nowhere")], False),  # refused by the API: no rows at all
@@ -211,3 +221,167 @@ def test_the_cell_memo_knows_which_fields_no_row_has() -> None:
     priced = [{**rows[0], "list_price": 2.0}]  # the same offer with other data: it has one now
     memo.places([offer_key(r) for r in priced], priced)
     assert memo.absent(["list_price", "notes"]) == frozenset()
+
+
+def test_the_cell_memo_keeps_rows_joined_for_a_set_of_ways_and_forgets_them_first() -> None:
+    written: list[str] = []
+
+    def writer(way: str) -> Callable[[list[dict[str, Any]]], list[str]]:
+        def write(rows: list[dict[str, Any]]) -> list[str]:
+            written.append(way)
+            return [f"<td>{way}{r['price']}</td>" for r in rows]
+
+        return write
+
+    memo = CellMemo(max_bytes=6000)
+    places = memo.places(None, ROWS)  # new rows: found by their keys, then by identity
+    assert memo.places(None, ROWS).at == places.at == memo.places([offer_key(r) for r in ROWS], ROWS).at
+    joined = memo.rows([("a",), ("b",)], places, ROWS, [writer("a"), writer("b")])
+    assert list(joined) == [b"<td>a1.5</td><td>b1.5</td></tr>", b"<td>a2.5</td><td>b2.5</td></tr>"]
+    one = memo.places(None, ROWS[1:])
+    assert list(memo.rows([("a",), ("b",)], one, ROWS[1:], [writer("x"), writer("x")])) == [joined[1]]
+    assert written == ["a", "b"]  # the second time joined already
+    assert memo.starts(memo.ranks(places)) == [b'<tr data-k="0"', b'\n<tr data-k="1"']
+
+    changed = [ROWS[0], {**ROWS[1], "price": 3.0}]  # other data under the same offer key: written again
+    again = memo.rows([("a",), ("b",)], memo.places(None, changed), changed, [writer("a"), writer("b")])
+    assert list(again) == [joined[0], b"<td>a3.0</td><td>b3.0</td></tr>"] and written[-2:] == ["a", "b"]
+
+    before = memo.cache_size
+    memo.rows([("b",), ("a",)], places, changed, [writer("b"), writer("a")])  # another set: from the cells
+    assert memo.cache_size > before and written[-2:] == ["a", "b"]
+    for way in "cdefghijklmnopqrstuvwxyz":  # more ways than the bound holds: joined rows go first
+        memo.cells((way,), places, changed, writer(way))
+        assert memo.cache_size <= 6000
+    assert len(memo._joined) <= 1 and ("a",) not in memo._ways
+
+
+def test_sorted_by_observation_the_page_orders_offers_as_their_moments_do(state: AppState, web_round: WebRound) -> None:
+    """Rows write `observed_at` to the second; offers observed within one second are ordered by
+    their microseconds, as `/offers` orders them, not by their offer keys."""
+    current = state.current()
+    manual = sorted((o for o in current.offers if o.provider == "manual"), key=lambda o: o.key)
+    assert len(manual) >= 3
+    at = web_round_now(web_round) - timedelta(minutes=30)
+    pricings = frozenset(Pricing(o.pricing) for o in manual)
+    quotes = [quote_of(o, o.price, at + timedelta(microseconds=900 - 100 * i)) for i, o in enumerate(manual)]
+    state.store.record_run(make_run("manual", quotes, finished_at=at + timedelta(seconds=1), pricings=pricings))
+    for desc in ("false", "true"):
+        page = Page("/", [("sort", "observed_at"), ("desc", desc), ("provider", "manual")], "en", False)
+        fast, plain = market_page(state, page)[0].body, market_page(state, page, fast=False)[0].body
+        assert fast == plain
+        rows = market(state, page).rows
+        assert [r["sku"] for r in rows] != [r["sku"] for r in sort_rows(rows, "observed_at", desc == "true")]
+        assert [(r["provider"], r["region"], r["sku"], r["pricing"]) for r in rows] == [
+            o.key for o in (manual if desc == "true" else manual[::-1])
+        ]
+
+
+def test_the_answer_cache_keeps_the_cell_memo_up_to_its_own_share() -> None:
+    """An answer over an eighth of the cache is not kept, but the cell memo bounds itself to a
+    fifth and is kept up to that (every way of 2,000 offers and their joined rows need more than an
+    eighth of the default cache: dropped, every view after it would write every cell again)."""
+    cache = ByteLRU(80_000)
+    memo = CellMemo(max_bytes=80_000 // CellMemo.CACHE_SHARE - 1000)
+    places = memo.places(None, ROWS)
+    memo.rows([("a",)], places, ROWS, [lambda rows: ["<td>" + "x" * 5000 + f"{r['price']}</td>" for r in rows]])
+    assert 80_000 // 8 < memo.cache_size <= memo.max_bytes
+    assert cache.put("memo", memo) and cache.get("memo") is memo
+    assert not cache.put("answer", b"x" * memo.cache_size) and cache.get("answer") is None
+
+
+def test_an_answer_asked_for_while_another_thread_builds_it_is_that_build(state: AppState) -> None:
+    """A visitor arriving while the warm-up writes the page waits for it instead of writing it too."""
+    started, release, builds = threading.Event(), threading.Event(), []
+
+    def slow_build(_: CurrentOffers) -> object:
+        builds.append(threading.get_ident())
+        started.set()
+        assert release.wait(10)
+        return object()
+
+    got: list[object] = []
+    builder = threading.Thread(target=lambda: got.append(state.cached_value(("slow",), slow_build)))
+    builder.start()
+    assert started.wait(10)
+    waiter = threading.Thread(target=lambda: got.append(state.cached_value(("slow",), slow_build)))
+    waiter.start()
+    release.set()
+    builder.join(10)
+    waiter.join(10)
+    assert len(builds) == 1 and len(got) == 2 and got[0] is got[1]
+
+    started.clear()
+    release.clear()
+    builder = threading.Thread(target=lambda: state.cached_value(("slow", 2), slow_build))
+    builder.start()
+    assert started.wait(10)
+
+    async def on_the_loop() -> object:  # the event loop never waits for a thread: it builds its own
+        return state.cached_value(("slow", 2), lambda _: "the loop's")
+
+    assert asyncio.run(on_the_loop()) == "the loop's"
+    release.set()
+    builder.join(10)
+
+    def failing(_: CurrentOffers) -> NoReturn:
+        raise RuntimeError("store gone")
+
+    with pytest.raises(RuntimeError):  # a failed build is not kept: the next asker builds again
+        state.cached_value(("failing",), failing)
+    assert state.cached_value(("failing",), lambda _: "built") == "built"
+
+
+def test_a_visit_during_the_warm_up_shares_its_work(state: AppState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first visit's page asked for while the warm-up writes it is the warm-up's page, written once."""
+    import api.web.warm as warm
+
+    written: list[int] = []
+    real = warm.market_page
+
+    def counted(state: AppState, page: Page, fast: bool = True) -> Any:
+        written.append(threading.get_ident())
+        time.sleep(0.05)  # long enough for the visit to come while it is being written
+        return real(state, page, fast)
+
+    monkeypatch.setattr(warm, "market_page", counted)
+    warming = threading.Thread(target=warm_market, args=(state,))
+    warming.start()
+    for _ in range(500):
+        if written:
+            break
+        time.sleep(0.01)
+    first_visit = Page("/", [], LANGUAGES[len(written) - 1], False)  # the page being written now
+    visit = state.cached_value(first_visit.cache_key, refuse_to_build)
+    warming.join(30)
+    assert visit == market_page(state, first_visit, fast=False)
+    assert len(written) == 2 and set(written) == {warming.ident}
+
+
+def test_an_app_told_to_warm_writes_the_market_page_ahead_without_a_scheduler(
+    web_round: WebRound, tmp_path: Path
+) -> None:
+    settings, store = open_copy(web_round, tmp_path)
+    app = create_app(settings, store=store, schedule=False, warm=True)
+    first_visit = Page("/", [], "zh", False)
+    try:
+        with TestClient(app):
+            for _ in range(1000):
+                with contextlib.suppress(AssertionError):
+                    app.state.gpuprice.cached_value(first_visit.cache_key, refuse_to_build)
+                    break
+                time.sleep(0.01)
+            else:
+                raise AssertionError("not written ahead within 10 s")
+    finally:
+        store.close()
+
+
+def test_the_cell_memo_knows_which_fields_hold_values_of_one_kind() -> None:
+    """A column's kind comes from the first value of a view's rows; it is kept across sorts only
+    for fields whose values are of one kind in every row (here `term` is a number in one row and
+    text in another, so its kind depends on which row comes first)."""
+    memo = CellMemo(max_bytes=10_000)
+    rows = [{**ROWS[0], "gpus": 8, "term": 12, "note": None}, {**ROWS[1], "gpus": 4.0, "term": "1y", "note": "x"}]
+    memo.places(None, rows)
+    assert memo.one_kind(["gpus", "term", "note", "price", "total_gb"]) == {"gpus", "note", "price"}
