@@ -26,7 +26,7 @@ from collectors.base import RawResponse
 from collectors.error_words import words_of
 from collectors.errors import FetchError
 from collectors.retry import RETRYABLE_STATUS, RetryableStatus, RetryPolicy, with_retries
-from pricedb import clock, redact
+from pricedb import clock, redact, tls
 from pricedb.settings import Settings
 from pricedb.version import VERSION
 
@@ -44,6 +44,7 @@ def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None =
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
         transport=transport,
+        verify=tls.client_context(),
     )
 
 

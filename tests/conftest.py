@@ -126,6 +126,7 @@ LONGEST_FIRST = (
     "tests/end_to_end/test_wheel_install.py",
     "tests/formats/test_skypilot_readback.py",
     "tests/store/test_snapshot_sql.py",
+    "tests/api/test_day_answers.py",
     "tests/end_to_end/test_offline_round_to_api_and_cli.py",
     "tests/fault_matrix/test_collectors.py",
     "tests/fault_matrix/test_api.py",

@@ -24,6 +24,7 @@ from api.errors import ApiError
 from api.exits import CliError, ServerUnavailable
 from api.limits import limits_of
 from api.state import AppState
+from pricedb import tls
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, StoreBusy
 
@@ -66,7 +67,7 @@ def _ask_server(settings: Settings, busy: StoreBusy, path: str, query: dict[str,
     url = f"{base}{path}"
     params = {k: str(v).lower() if isinstance(v, bool) else v for k, v in query.items() if v is not None}
     try:
-        response = httpx.get(url, params=params, timeout=30)
+        response = httpx.get(url, params=params, timeout=30, verify=tls.client_context())
     except httpx.HTTPError as exc:
         if recorded:
             where = f"the gpuprice serve recorded in {server_address.address_file(settings.db)} (pid {recorded.pid})"

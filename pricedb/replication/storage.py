@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from pricedb import redact
+from pricedb import redact, tls
 from pricedb.files import atomic_write
 from pricedb.settings import Settings
 from pricedb.version import VERSION
@@ -269,6 +269,7 @@ class HttpStorage:
             timeout=settings.http_timeout_s,
             headers={"User-Agent": f"gpuprice/{VERSION} (replica)"},
             follow_redirects=True,
+            verify=tls.client_context(),
         )
 
     def read(self, name: str, validator: str | None = None) -> Fetched:

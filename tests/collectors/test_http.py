@@ -4,6 +4,7 @@ streaming downloads, and the offline replay transport."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from collectors.errors import FetchError
 from collectors.http import USER_AGENT, Http, make_client, rewrite_url
 from collectors.replay import Replay, ReplayTransport, serve_replay
 from collectors.retry import RetryPolicy, retry_after_seconds
+from pricedb import tls
 from pricedb.settings import Settings
 from tests.helpers import Sleeps
 
@@ -204,3 +206,18 @@ def test_replay_server_answers_over_real_http(tmp_path: Path) -> None:
     assert answer.json() == {"page": 1}
     assert missing.status_code == 404
     assert [r[1] for r in server.requests] == ["/api/prices?filter=a100&page=1", "/nothing"]
+
+
+def test_every_client_shares_one_verifying_tls_context(settings: Settings) -> None:
+    """Clients reuse one TLS context (loading the CA bundle costs ~50 ms of CPU per client), and that
+    context still checks certificates and host names against httpx's default CA bundle."""
+    context = tls.client_context()
+    assert tls.client_context() is context
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] > 100  # certifi's bundle, loaded
+
+    async def pools() -> list[object]:
+        async with make_client(settings) as first, make_client(settings) as second:
+            return [client._transport._pool._ssl_context for client in (first, second)]
+
+    assert run(pools()) == [context, context]

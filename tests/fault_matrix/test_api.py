@@ -27,7 +27,7 @@ from api.budget import Budget, BudgetExceeded
 from api.cli import main as cli_main
 from api.parsing import parse_moment
 from benchmarks.api_cheapest import seed
-from pricedb import clock
+from pricedb import clock, tls
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.conftest import OfflineRound
@@ -124,7 +124,7 @@ def test_healthz_answers_while_heavy_history_questions_run(market_db: Path, tmp_
     with uvicorn_serving(create_app(settings, schedule=False)) as base:
 
         def ask_heavy() -> None:
-            with httpx.Client(base_url=base, timeout=120) as client:
+            with httpx.Client(base_url=base, timeout=120, verify=tls.client_context()) as client:
                 while not enough.is_set():
                     with lock:
                         in_flight[0] += 1
@@ -141,7 +141,7 @@ def test_healthz_answers_while_heavy_history_questions_run(market_db: Path, tmp_
         during: list[float] = []  # seconds to answer, for probes sent while a heavy question ran
         give_up = time.monotonic() + 90
         try:
-            with httpx.Client(base_url=base, timeout=60) as prober:
+            with httpx.Client(base_url=base, timeout=60, verify=tls.client_context()) as prober:
                 while len(during) < 10 and time.monotonic() < give_up:
                     with lock:
                         overlapping = in_flight[0] > 0

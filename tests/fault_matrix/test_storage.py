@@ -39,7 +39,7 @@ from api import exits, server_address
 from api.cli import main as cli
 from collectors.runner import collect
 from collectors.schedule import build_scheduler
-from pricedb import clock, files
+from pricedb import clock, files, tls
 from pricedb.formats.exports import write_current_exports
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, StoreUnavailable
@@ -361,9 +361,15 @@ def test_query_commands_find_the_server_wherever_it_listens(
             ),  # fixed: no "now" in the echo
         ):
             assert cli([*argv, "--db", db]) == 0, capsys.readouterr().err
-            assert json.loads(capsys.readouterr().out) == httpx.get(f"{address.url}{path}").json()
+            assert (
+                json.loads(capsys.readouterr().out)
+                == httpx.get(f"{address.url}{path}", verify=tls.client_context()).json()
+            )
         assert cli(["export", "--format", "csv", "--provider", "lambda", "--db", db]) == 0
-        assert capsys.readouterr().out == httpx.get(f"{address.url}/export?format=csv&provider=lambda").text
+        assert (
+            capsys.readouterr().out
+            == httpx.get(f"{address.url}/export?format=csv&provider=lambda", verify=tls.client_context()).text
+        )
     finally:
         server.terminate()
         _, err = server.communicate(timeout=30)

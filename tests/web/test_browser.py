@@ -23,6 +23,7 @@ from playwright.sync_api import sync_playwright
 from api.query import CheapestParams
 from api.web.money import amount
 from api.web.table import number
+from pricedb import tls
 from pricedb.fx import FxTable
 from tests.helpers import uvicorn_serving
 from tests.support.chromium import ensure_chromium
@@ -126,7 +127,7 @@ def visit(browser: Any, served: tuple[str, FxTable]) -> Iterator[Any]:
 
 
 def api(served: tuple[str, FxTable], path: str) -> Any:
-    return httpx.get(served[0] + path, timeout=30).json()
+    return httpx.get(served[0] + path, timeout=30, verify=tls.client_context()).json()
 
 
 TABLE_JS = """() => {
@@ -279,7 +280,9 @@ def test_copy_and_download_are_exactly_what_is_shown(visit: Any) -> None:
     page.get_by_role("button", name="复制 CSV").click()
     page.wait_for_function("() => document.getElementById('copied').textContent !== ''")
     copied = page.evaluate("() => navigator.clipboard.readText()")
-    downloaded = httpx.get(tab.base + page.locator("#dl-csv").get_attribute("href"), timeout=30).text
+    downloaded = httpx.get(
+        tab.base + page.locator("#dl-csv").get_attribute("href"), timeout=30, verify=tls.client_context()
+    ).text
     assert copied == downloaded
     sheet = [[cell or "—" for cell in row] for row in csv.reader(io.StringIO(copied))]
     assert sheet == shown and sheet[0][-3].startswith("€/")
