@@ -41,6 +41,7 @@ from api.web.table import (
     markdown_value,
     money_label,
     samples_of,
+    table_classes,
 )
 from pricedb.models import Availability, Pricing
 from pricedb.queries import CurrentOffers
@@ -487,6 +488,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "filters_html": form_part(state, m, "_market_filters.html", filters_key, form),
         "view_html": form_part(state, m, "_market_view.html", view_key, form),
         "header": m.header(),
+        "table_class": table_classes(m.shown),
         "rows_html": ROWS,
         "pager": pager,
         "csv_href": f"/market.csv{query}",
