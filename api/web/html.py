@@ -86,7 +86,8 @@ def environment() -> Environment:
 
 
 @lru_cache(maxsize=8192)
-def _quoted(value: str) -> str:
+def quoted(value: str) -> str:
+    """A query value as query_string writes it (commas kept)."""
     return quote_plus(value, safe=",")
 
 
@@ -140,11 +141,11 @@ class Page:
         """The offer page of an answer's row (an offer, an option, a digest's line); quick, as the
         market page makes thousands."""
         link = (
-            f"/offer?provider={_quoted(row['provider'])}&region={_quoted(row['region'])}&sku={_quoted(row['sku'])}"
-            f"&pricing={_quoted(row['pricing'])}"
+            f"/offer?provider={quoted(row['provider'])}&region={quoted(row['region'])}&sku={quoted(row['sku'])}"
+            f"&pricing={quoted(row['pricing'])}"
         )
         if row.get("gpu_model"):
-            link += f"&gpu={_quoted(row['gpu_model'])}"
+            link += f"&gpu={quoted(row['gpu_model'])}"
         return link + (f"&lang={self.lang}" if self.lang_given else "")
 
     def here(self, **changes: Any) -> str:

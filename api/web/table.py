@@ -103,13 +103,16 @@ def samples_of(
     absent: Collection[str] = (),
     known: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Each key's first value in `rows` (None: none has one). `absent`: keys known to have none in
-    these rows; `known`: keys whose first value is known already (neither is looked for down every row)."""
+    """Each key's first value in `rows` (None: none has one; a derived column's, its first row's).
+    `absent`: keys known to have none in these rows; `known`: keys whose first value is known
+    already (neither is looked for down every row)."""
     found: dict[str, Any] = {}
     valued, known = partial(is_not, None), known or {}
     for key in keys:
         if key in known:
             found[key] = known[key]
+        elif key in DERIVED:  # no row holds it: its kind is its value's, as sorting reads it (a number)
+            found[key] = DERIVED[key](rows[0]) if rows else None
         else:
             found[key] = None if key in absent else next(filter(valued, map(methodcaller("get", key), rows)), None)
     return found
