@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -29,6 +30,7 @@ import duckdb
 
 from pricedb import clock
 from pricedb.fx import FxTable
+from pricedb.history_files import files_folder, remove_point_files, write_point_files
 from pricedb.history_layout import compact
 from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
@@ -42,6 +44,7 @@ __all__ = ["PriceStore", "RunRecord", "StoreBusy", "StoreUnavailable", "utc_naiv
 
 _ROWS_PER_INSERT = 100
 
+log = logging.getLogger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -386,9 +389,27 @@ class PriceStore:
         self.conn.execute("RESET memory_limit")  # sorting every observation needs more than serving
         try:
             with self._transaction() as cur:
-                return compact(cur)
+                upto = compact(cur)
+            self._write_point_files()
+            return upto
         finally:
             self._bound_memory()
+
+    def _write_point_files(self) -> None:
+        """The layout just committed, also as files beside the database (pricedb.history_files), read in
+        one snapshot; a failure leaves no file (history questions then read DuckDB) and is logged, never
+        raised: the compaction itself is done."""
+        cur = self.cursor()
+        try:
+            cur.begin()
+            try:
+                write_point_files(cur, self.path)
+            finally:
+                _rollback(cur)  # read only: nothing to keep
+        except (OSError, duckdb.Error):
+            log.warning("the compacted history could not be written beside the database", exc_info=True)
+            with contextlib.suppress(OSError):
+                remove_point_files(files_folder(self.path))
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:
