@@ -16,8 +16,12 @@ from pricedb.history_layout import Layout, laid_out_only
 from pricedb.offer_filter import SPOT
 
 
-def history_from_files(query: HistoryQuery, layout: Layout, files: PointFiles | None) -> History | None:
-    """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None."""
+def history_from_files(
+    query: HistoryQuery, layout: Layout, files: PointFiles | None, at_once: int | None = None
+) -> History | None:
+    """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None. With
+    `at_once`, only an answer read from at most that many records, all in the page cache (None
+    otherwise): one that costs no more than a small answer's CPU and never waits for the disk."""
     offers = query.offers
     if files is None or files.compacted_upto != layout.compacted_upto:
         return None
@@ -28,7 +32,9 @@ def history_from_files(query: HistoryQuery, layout: Layout, files: PointFiles | 
         return None
     if not offers.include_interruptible:  # the rule sql_where writes over `pricing`, a part of the key
         numbers = [n for n in numbers if layout.key_of(n)[3] != SPOT]
-    found = window_records(files, query, numbers)
+    if at_once is not None and sum(files.count(n) for n in numbers) > at_once:
+        return None
+    found = window_records(files, query, numbers, nowait=at_once is not None)
     if found is None:
         return None
     page = found[query.offset : query.offset + query.limit]

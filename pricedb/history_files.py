@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 RECORD = np.dtype([("at", "<i8"), ("price", "<f8"), ("per_hour", "<f8"), ("per_gb", "<f8"), ("code", "<i4")])
 FORMAT = 1  # the manifest's `format`: a reader refuses any other
 CHUNK_POINTS = 500_000  # records fetched from DuckDB at a time while writing (~20 MB in numpy)
+NOWAIT = getattr(os, "RWF_NOWAIT", None)  # Linux: read only what the page cache holds, else EAGAIN
 CODE_COLUMNS = ("gpu_model", "gpu_memory_gb", "gpu_count", "currency", "unit", "availability")
 
 
@@ -183,17 +184,29 @@ class PointFiles:
         weakref.finalize(files, os.close, fd)  # when the layout it serves is replaced
         return files
 
-    def records(self, number: int) -> np.ndarray | None:
-        """Series `number`'s records in order, or None when they cannot be read whole and intact."""
+    def count(self, number: int) -> int:
+        """How many records series `number` holds (0 for a number outside the files)."""
+        if not 0 < number < len(self.index) - 1:
+            return 0
+        return int(self.index[number + 1, 0] - self.index[number, 0])
+
+    def records(self, number: int, nowait: bool = False) -> np.ndarray | None:
+        """Series `number`'s records in order, or None when they cannot be read whole and intact; with
+        `nowait`, also None unless they are in the page cache (read without waiting for the disk)."""
         if not 0 < number < len(self.index) - 1:
             return None
         first, last = int(self.index[number, 0]), int(self.index[number + 1, 0])
-        size = (last - first) * RECORD.itemsize
+        data = bytearray((last - first) * RECORD.itemsize)
         try:
-            data = os.pread(self.fd, size, first * RECORD.itemsize)
-        except OSError:
+            if nowait:
+                if NOWAIT is None:
+                    return None
+                read = os.preadv(self.fd, [data], first * RECORD.itemsize, NOWAIT)
+            else:
+                read = os.preadv(self.fd, [data], first * RECORD.itemsize)
+        except OSError:  # EAGAIN: not cached (nowait); any other: unreadable
             return None
-        if len(data) != size or zlib.crc32(data) != int(self.index[number, 1]):
+        if read != len(data) or zlib.crc32(data) != int(self.index[number, 1]):
             return None
         records = np.frombuffer(data, dtype=RECORD)
         if len(records) and (records["code"].min() < 0 or records["code"].max() >= len(self.codes)):
@@ -205,10 +218,13 @@ _EPOCH = datetime(1970, 1, 1)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-def window_records(files: PointFiles, query: HistoryQuery, numbers: list[int]) -> list[tuple[int, np.ndarray]] | None:
+def window_records(
+    files: PointFiles, query: HistoryQuery, numbers: list[int], nowait: bool = False
+) -> list[tuple[int, np.ndarray]] | None:
     """For each of these series (in order), its records inside the question's window that its point
     filters keep (`pricedb.offer_filter.sql_where`'s rules over gpu_model and availability; the key's
-    rules chose `numbers`), series left with none left out; None when a series cannot be read."""
+    rules chose `numbers`), series left with none left out; None when a series cannot be read (with
+    `nowait`: read at once, from the page cache)."""
     since = (query.since - _EPOCH) // _MICROSECOND
     until = (query.until - _EPOCH) // _MICROSECOND
     offers = query.offers
@@ -220,7 +236,7 @@ def window_records(files: PointFiles, query: HistoryQuery, numbers: list[int]) -
         ], dtype=bool)  # fmt: skip
     found = []
     for number in numbers:
-        records = files.records(number)
+        records = files.records(number, nowait)
         if records is None:
             return None
         at = records["at"]

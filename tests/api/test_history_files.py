@@ -9,19 +9,21 @@ import json
 import random
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
 from api import history as api_history
-from api.history import _history_body, _layout
+from api.history import _history_body, _layout, history_query
 from api.history_records import history_from_files
+from api.query import HistoryParams
 from api.state import AppState
 from pricedb.history import HistoryQuery, history
 from pricedb.history_files import RECORD, files_folder, write_point_files
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
-from tests.api.test_history_fast import _questions, _reference_body, _rounds
-from tests.helpers import NOW
+from tests.api.test_history_fast import OFFERS, _questions, _reference_body, _rounds
+from tests.helpers import NOW, serving
 
 
 def _check(state: AppState, questions: list[HistoryQuery]) -> int:
@@ -148,3 +150,59 @@ def test_files_written_after_a_question_are_found(
     monkeypatch.setattr(api_history, "FILES_RETRY_S", 0.0)
     assert _layout(state)[1] is not None
     assert _check(state, questions) == _with_points(state, questions) > 30
+
+
+def _urls(rng: random.Random) -> list[str]:
+    """Named offers' questions as a user asks them, windows in whole seconds and days."""
+    urls = []
+    for p, r, s, k in OFFERS * 3:
+        since = NOW - timedelta(days=rng.randint(100, 210), seconds=rng.randrange(86_400))
+        until = since + timedelta(days=rng.randint(1, 150))
+        query = {"provider": p, "region": rng.choice([r, r.upper()]), "sku": s, "pricing": k.value,
+                 "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"), "until": until.date().isoformat()}  # fmt: skip
+        if rng.random() < 0.3:
+            query["gpu"] = rng.choice(["A100", "H100", "A100,L4"])
+        if rng.random() < 0.3:
+            query["include_unavailable"] = "false"
+        urls.append("/offers/history?" + urlencode(query))
+    return urls
+
+
+def test_small_answers_written_on_the_loop_are_the_same_bytes(
+    compacted: tuple[AppState, list[HistoryQuery]], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over HTTP: answered at once on the event loop (small, cached records), in the heavy answers'
+    thread from the files (AT_ONCE_POINTS exceeded, or the page cache may not be asked), and by DuckDB
+    (no files): the same bytes, which are the plain reference's."""
+    state, _ = compacted
+    urls = _urls(random.Random(5))
+    at_once = []
+    answer = api_history.history_answer_at_once
+
+    def counted(*args: object) -> bytes | None:
+        body = answer(*args)  # type: ignore[arg-type]
+        at_once.append(body is not None)
+        return body
+
+    monkeypatch.setattr("api.routes.offers.history_answer_at_once", counted)
+    with serving(settings, state.store, NOW) as client:
+        first = [client.get(url) for url in urls]
+        assert [r.status_code for r in first] == [200] * len(urls), [r.text for r in first if r.status_code != 200]
+        assert sum(at_once) > len(urls) // 2  # every one after the layout was read, unless empty
+        with monkeypatch.context() as patch:
+            patch.setattr(api_history, "AT_ONCE_POINTS", -1)
+            assert [client.get(url).content for url in urls] == [r.content for r in first]
+        with monkeypatch.context() as patch:
+            patch.setattr("pricedb.history_files.NOWAIT", None)
+            assert [client.get(url).content for url in urls] == [r.content for r in first]
+        folder = files_folder(state.store.path)
+        for path in folder.iterdir():
+            path.unlink()
+        _layout_cache_cleared()
+        assert [client.get(url).content for url in urls] == [r.content for r in first]
+        assert at_once[-len(urls) :] == [False] * len(urls)
+    plain = [
+        _reference_body(q, history(state.store.cursor(), q, laid_out=False))
+        for q in (history_query(state, HistoryParams.model_validate(dict(parse_qsl(urlsplit(u).query)))) for u in urls)
+    ]
+    assert [r.content for r in first] == plain
