@@ -22,6 +22,7 @@ and the codes' values; the records are read per question (os.pread), never mappe
 from __future__ import annotations
 
 import json
+import math
 import os
 import uuid
 import weakref
@@ -66,9 +67,10 @@ def remove_point_files(folder: Path, keep: tuple[str, ...] = ()) -> None:
             path.unlink(missing_ok=True)
 
 
-def write_point_files(cur: duckdb.DuckDBPyConnection, database: Path) -> Path | None:
+def write_point_files(cur: duckdb.DuckDBPyConnection, database: Path, limit_bytes: float = math.inf) -> Path | None:
     """Write the files of the layout committed now (after `compact`); returns the manifest, or None
-    when the layout cannot be kept this way (nothing laid out, a non-finite number) and no file is kept."""
+    when the layout cannot be kept this way (nothing laid out, a non-finite number, more than
+    `limit_bytes` of records) and no file is kept."""
     folder = files_folder(database)
     row = cur.execute(
         "SELECT (SELECT compacted_upto FROM history_layout), (SELECT count(*) FROM history_series), "
@@ -76,7 +78,7 @@ def write_point_files(cur: duckdb.DuckDBPyConnection, database: Path) -> Path | 
         "OR NOT coalesce(isfinite(cny_per_hour), true) OR NOT coalesce(isfinite(cny_per_gb_hour), true))"
     ).fetchone()
     upto, series, points, odd = (int(v or 0) for v in row) if row else (0, 0, 0, 0)
-    if upto == 0 or odd:
+    if upto == 0 or odd or points * RECORD.itemsize > limit_bytes:
         remove_point_files(folder)
         return None
     folder.mkdir(parents=True, exist_ok=True)

@@ -403,7 +403,7 @@ class PriceStore:
         try:
             cur.begin()
             try:
-                write_point_files(cur, self.path)
+                write_point_files(cur, self.path, self.settings.history_files_mb * 1024 * 1024)
             finally:
                 _rollback(cur)  # read only: nothing to keep
         except (OSError, duckdb.Error):

@@ -206,3 +206,18 @@ def test_small_answers_written_on_the_loop_are_the_same_bytes(
         for q in (history_query(state, HistoryParams.model_validate(dict(parse_qsl(urlsplit(u).query)))) for u in urls)
     ]
     assert [r.content for r in first] == plain
+
+
+def test_files_over_their_bound_are_not_kept(compacted: tuple[AppState, list[HistoryQuery]]) -> None:
+    """GPUPRICE_HISTORY_FILES_MB: a layout whose records need more keeps no file (the last compaction's
+    go too), and every answer is read from DuckDB."""
+    state, questions = compacted
+    folder = files_folder(state.store.path)
+    records = _one(folder, "points").stat().st_size
+    state.store.settings = state.store.settings.model_copy(update={"history_files_mb": (records - 1) / 1024 / 1024})
+    state.store.compact_history()
+    assert not list(folder.iterdir())
+    assert _check(state, questions) == 0
+    state.store.settings = state.store.settings.model_copy(update={"history_files_mb": records / 1024 / 1024})
+    state.store.compact_history()
+    assert _check(state, questions) == _with_points(state, questions) > 30
