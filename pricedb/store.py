@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 import os
 import tempfile
 import threading
@@ -35,7 +34,7 @@ from pricedb.history_layout import compact
 from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
 from pricedb.queries import ExportAttempt, PublishAttempt, last_export, last_publish
-from pricedb.redact import learn_settings, redact
+from pricedb.redact import get_logger, learn_settings, redact
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
 from pricedb.storefaults import StoreBusy, StoreUnavailable, explain
@@ -44,7 +43,7 @@ __all__ = ["PriceStore", "RunRecord", "StoreBusy", "StoreUnavailable", "utc_naiv
 
 _ROWS_PER_INSERT = 100
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 
