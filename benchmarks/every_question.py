@@ -177,6 +177,8 @@ def laid_out(db: Path, now: datetime) -> None:
     after each daily digest (pricedb.history_layout, api.day_answers; the digests' zone is the
     server's, UTC); opening the store also runs any migration the cached database has not seen."""
     from api.day_answers import build_day_answers
+    from pricedb.history_files import PointFiles
+    from pricedb.history_layout import read_layout
     from pricedb.settings import Settings
     from pricedb.store import PriceStore
 
@@ -194,6 +196,11 @@ def laid_out(db: Path, now: datetime) -> None:
             start = time.monotonic()
             store.compact_history()
             print(f"  {db.name}: history laid out by offer in {time.monotonic() - start:.1f} s", flush=True)
+        layout = read_layout(store.cursor())
+        if PointFiles.open(db, layout.compacted_upto, len(layout.keys) - 1, layout.laid_out_points) is None:
+            start = time.monotonic()  # a database laid out before the files existed (or without them)
+            store.write_history_files()
+            print(f"  {db.name}: the layout's files written in {time.monotonic() - start:.1f} s", flush=True)
         start = time.monotonic()
         built = build_day_answers(store, settings, now)
         if built:

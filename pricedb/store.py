@@ -389,15 +389,16 @@ class PriceStore:
         try:
             with self._transaction() as cur:
                 upto = compact(cur)
-            self._write_point_files()
+            self.write_history_files()
             return upto
         finally:
             self._bound_memory()
 
-    def _write_point_files(self) -> None:
+    def write_history_files(self) -> None:
         """The layout just committed, also as files beside the database (pricedb.history_files), read in
         one snapshot; a failure leaves no file (history questions then read DuckDB) and is logged, never
         raised: the compaction itself is done."""
+        self.conn.execute("RESET memory_limit")  # sorted like the compaction, by series and time
         cur = self.cursor()
         try:
             cur.begin()
@@ -409,6 +410,8 @@ class PriceStore:
             log.warning("the compacted history could not be written beside the database", exc_info=True)
             with contextlib.suppress(OSError):
                 remove_point_files(files_folder(self.path))
+        finally:
+            self._bound_memory()
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:
