@@ -4,7 +4,7 @@ asks the environment source only when a variable could be a setting)."""
 from __future__ import annotations
 
 import pytest
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
+from pydantic_settings import BaseSettings
 
 from pricedb.settings import Settings
 
@@ -12,16 +12,7 @@ from pricedb.settings import Settings
 class PlainSettings(Settings):
     """Settings read by every one of pydantic-settings' default sources, unfiltered."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, dotenv_settings, file_secret_settings
+    settings_customise_sources = classmethod(BaseSettings.settings_customise_sources.__func__)
 
 
 ENVIRONMENTS = [
