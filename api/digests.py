@@ -71,7 +71,9 @@ def digest_payload(state: AppState, day: date) -> dict[str, Any]:
     else:
         zone = state.settings.digest_zone
         now = state.clock()
-        digest = kept_digest(cur, answers_folder(state.store.path), day, zone, now) or build_digest(cur, day, zone, now)
+        digest = kept_digest(cur, answers_folder(state.store.path), day, zone, now) or build_digest(
+            cur, day, zone, now, state.market_states()
+        )
         digest["stored"] = False
         digest["note"] = PARTIAL_NOTE.format(zone=zone.key) if digest["partial"] else ON_DEMAND_NOTE
     digest["deliveries"] = deliveries_for(cur, day)
