@@ -99,16 +99,23 @@ def digest_answer(state: AppState, params: DigestParams) -> tuple[bytes, str]:
     """(body, media type) for `/digest`."""
     day = resolve_day(state, params)
 
-    def build(_: object) -> tuple[bytes, str]:
-        digest = digest_payload(state, day)
-        if params.format == "md":
-            return to_markdown(digest).encode(), "text/markdown; charset=utf-8"
-        return dumps(digest), "application/json"
-
     _, end = day_window(day, state.settings.digest_zone)
     if end > state.clock():  # today so far: staleness and the window move with the clock
-        return build(None)
-    return state.cached_value(("digest", day.isoformat(), params.format), build)
+        digest = digest_payload(state, day)
+        return (to_markdown(digest).encode(), MARKDOWN) if params.format == "md" else (dumps(digest), JSON)
+    body, _ = state.cached_value(
+        ("digest", day.isoformat(), "json"), lambda _: (dumps(digest_payload(state, day)), JSON)
+    )
+    if params.format == "json":
+        return body, JSON
+    # A past day's markdown is written from its JSON answer, built once for both (as a kept digest's is).
+    return state.cached_value(
+        ("digest", day.isoformat(), "md"), lambda _: (to_markdown(json.loads(body)).encode(), MARKDOWN)
+    )
+
+
+JSON = "application/json"
+MARKDOWN = "text/markdown; charset=utf-8"
 
 
 def atom_answer(state: AppState, base_url: str) -> bytes:
