@@ -400,6 +400,32 @@ def select_fast(
     if judge is not None and judge.needs_card_figures:
         return select(columns.offers, query, settings, judge)
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
+    found = candidates(columns, query, judge)
+    top = ranked_top(columns, found.rows, query.limit, query.hours, settings, judge)
+    return RowSelection(
+        ranked=[(offer, cost) for _, offer, cost in top],
+        unpriced=[columns.offers[i] for i in found.unpriced],
+        excluded=found.excluded,
+        unranked=[],
+        viable_count=found.viable_count,
+        ranked_rows=[row for row, _, _ in top],
+        unpriced_rows=found.unpriced,
+    )
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What a question selects before its hours count: the priced rows its first `limit` are among,
+    how many priced rows are viable, the unpriced rows (in the offers' order), what its flags left out."""
+
+    rows: np.ndarray
+    viable_count: int
+    unpriced: list[int]
+    excluded: dict[str, int]
+
+
+def candidates(columns: OfferColumns, query: CheapestQuery, judge: Judge | None) -> Candidates:
+    """`select_fast`'s selection before the ranking (which by `mem` is all that the hours change)."""
     chosen = query.offer_filter
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
     selecting = chosen.pricings or chosen.providers or chosen.regions or chosen.skus
@@ -421,16 +447,7 @@ def select_fast(
         unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
         rows = rows[priced]
         viable_count = len(rows)
-    top = _top(columns, rows, query, settings, judge)
-    return RowSelection(
-        ranked=[(offer, cost) for _, offer, cost in top],
-        unpriced=[columns.offers[i] for i in unpriced],
-        excluded=excluded,
-        unranked=[],
-        viable_count=viable_count,
-        ranked_rows=[row for row, _, _ in top],
-        unpriced_rows=unpriced,
-    )
+    return Candidates(rows, viable_count, unpriced, excluded)
 
 
 def _by_models(columns: OfferColumns, query: CheapestQuery, excluded: dict[str, int]) -> tuple[np.ndarray, list[int]]:
@@ -510,22 +527,20 @@ class RuleCosts:
         return cost
 
 
-def _top(
-    columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
+def ranked_top(
+    columns: OfferColumns, rows: np.ndarray, limit: int, hours: float, settings: Settings, judge: Judge | None
 ) -> list[tuple[int, Offer, JobCost]]:
     """The first `limit` of `rows` in the reference's order: rows whose first ranking figure is
     beyond the `limit`-th smallest have at least `limit` rows before them, so only the others are
     priced and sorted, with the reference's own cost and key."""
-    limit = query.limit
     if limit <= 0 or len(rows) == 0:
         return []
     if len(rows) > limit:
-        assert query.hours is not None
-        figure = columns.totals(rows, query.hours)  # the first element of every ranking key here
+        figure = columns.totals(rows, hours)  # the first element of every ranking key here
         threshold = np.partition(figure, limit - 1)[limit - 1]
         rows = rows[figure <= threshold]
     found = []
-    costs = RuleCosts(columns, query.hours, settings)
+    costs = RuleCosts(columns, hours, settings)
     for row in rows.tolist():
         offer = columns.offers[row]
         found.append((row, offer, costs.of(row, offer)))

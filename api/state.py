@@ -217,6 +217,11 @@ class AppState:
             mine.done.set()
         return mine.value
 
+    def computed(self, kind: str) -> None:
+        """Count an answer worked out without looking for it in memory (`cache_misses`: computed)."""
+        with self._lock:
+            self.cache_misses[kind] += 1
+
     def refit(self, key: tuple[Any, ...], value: Any) -> None:
         """Charge a kept value again after it grew (a memo filled as views ask), if it is still kept."""
         with self._lock:
