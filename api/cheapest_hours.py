@@ -17,11 +17,12 @@ from typing import Any
 
 from api.cheapest import CheapestQuery, Selection, answer_fields, mem_job_notes
 from api.cheapest_fast import OfferColumns, candidates, ranked_top
-from api.cheapest_write import PIECE_BYTES, Cut, Raw, members, value_json
+from api.cheapest_write import Cut, Raw, members, value_json
 from pricedb.settings import Settings
 
 MEM_ANSWER = "mem_answer"  # under this in `CheapestParams.shared`
 NO_JOB_NOTES = members({"job_notes": []})
+HELD_BYTES = 4096  # beyond its JSON pieces and rows: the instance, its query, the cuts and the arrays' headers
 
 
 @lru_cache(maxsize=256)  # a note names the machine's GPU count: a few distinct ones
@@ -54,7 +55,7 @@ class MemAnswer:
     @property
     def cache_size(self) -> int:
         pieces = sum(len(piece) for cut in (self.echo, self.answer) for piece in cut.pieces)
-        return PIECE_BYTES + pieces + self.rows.nbytes
+        return HELD_BYTES + pieces + self.rows.nbytes
 
     def write(self, hours: float) -> bytes:
         """The answer for `hours`."""

@@ -86,6 +86,7 @@ def plain_given(given: dict[str, str], settings: Settings) -> CheapestParams | N
 
 
 PARAMS_BYTES = 8 * 1024  # a question's parameters with their estimate (pydantic models), beside its memo
+MEM_PARAMS_BYTES = 4 * 1024  # a question's parameters by `mem` (no estimate), beside its answer without hours
 KEY = "reused"  # under this in `CheapestParams.shared`: the question's key in `ReusedQuestions`
 
 
@@ -97,7 +98,8 @@ class Kept:
 
     @property
     def cache_size(self) -> int:
-        return PARAMS_BYTES + sum(getattr(value, "cache_size", 0) for value in self.params.shared.values())
+        held = PARAMS_BYTES if self.params.estimate is not None else MEM_PARAMS_BYTES
+        return held + sum(getattr(value, "cache_size", 0) for value in self.params.shared.values())
 
 
 class ReusedQuestions:

@@ -133,8 +133,9 @@ def _offers_and_columns(seed: int, count: int):
 
 def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound() -> None:
     """Each kept question is charged at least what making and answering it allocated (its parameters,
-    estimate and judge's memo: measured with tracemalloc after the caches outside it are warm), and
-    the questions kept never hold more than the bound, the least recently asked going first."""
+    estimate and judge's memo, or by `mem` its answer without hours: measured with tracemalloc after
+    the caches outside it are warm), and the questions kept never hold more than the bound, the least
+    recently asked going first."""
     import gc
     import tracemalloc
 
@@ -144,6 +145,8 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
     roomy = ReusedQuestions(2**30)
     jobs = [f"model={m}&workload={w}&context={c}&batch={b}" for m in ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")
             for w in ("inference", "lora") for c in (1024, 4096) for b in (1, 16)]  # fmt: skip
+    jobs += [f"mem={m}&gpu={g}" for m in (24, 80, 160) for g in ("A100", "H100,L4")]
+    jobs += ["mem=40", "mem=1&include_stale=1"]
 
     def ask(kept: ReusedQuestions, job: str, hours: str) -> None:
         params = kept.params(f"{job}&hours={hours}".encode(), SETTINGS)
@@ -152,7 +155,8 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
         kept.charge(params)
 
     for job in jobs:  # every cache outside the questions (estimator, throughput, columns, pieces) warmed
-        ask(ReusedQuestions(2**30), job, "3")
+        for hours in ("1", "24", "731"):
+            ask(ReusedQuestions(2**30), job, hours)
     for job in jobs:
         gc.collect()
         before_bytes, before = roomy.bytes, tracemalloc.start() or tracemalloc.get_traced_memory()[0]
