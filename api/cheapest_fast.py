@@ -154,9 +154,14 @@ class OfferColumns:
     pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
     _unfiltered: dict[tuple[bool, bool, bool], Unfiltered] = field(init=False)  # by the flags asked
     _by_model: dict[tuple[bool, bool, bool], dict[str, ModelRows]] = field(init=False)  # by the flags asked
+    # `cny_per_hour` and `rule` as lists, for the few rows most questions rank (api.cheapest_fast.few_totals)
+    cny_list: list[float] = field(init=False)
+    rule_list: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pieces", OfferPieces(self.offers, self.pieces_max_bytes))
+        object.__setattr__(self, "cny_list", self.cny_per_hour.tolist())
+        object.__setattr__(self, "rule_list", self.rule.tolist())
         object.__setattr__(self, "_unfiltered", {})
         object.__setattr__(self, "_by_model", {})
 
@@ -244,7 +249,29 @@ class OfferColumns:
                 totals[at] = self.stepped.totals(rows[at], hours)
         return totals
 
+    def few_totals(self, rows: list[int], hours: float) -> list[float]:
+        """`totals` of a few rows, in Python: the same products (IEEE doubles either way) without numpy's
+        fixed cost per operation, which is most of the cost over a few dozen rows."""
+        billed: dict[int, float] = {}
+        cny, rule_of = self.cny_list, self.rule_list
+        found = []
+        for row in rows:
+            rule = rule_of[row]
+            hours_billed = billed.get(rule)
+            if hours_billed is None:
+                hours_billed = billed[rule] = _billed(self.rules[rule], hours)
+            found.append(cny[row] * hours_billed)
+        if STEPPED in self.rules:
+            stepped = self.rules.index(STEPPED)
+            at = [index for index, row in enumerate(rows) if rule_of[row] == stepped]
+            if at:
+                priced = self.stepped.totals(np.array([rows[i] for i in at]), hours).tolist()
+                for index, total in zip(at, priced, strict=True):
+                    found[index] = total
+        return found
 
+
+FEW_ROWS = 64  # at most this many rows to rank: totals in Python (OfferColumns.few_totals)
 EXCLUDED = ("interruptible", "stale", "unavailable")  # the flags, in the order they leave a viable offer out
 
 
@@ -509,7 +536,7 @@ class RuleCosts:
         self._billed: dict[int, float] = {}
 
     def of(self, row: int, offer: Offer) -> JobCost:
-        index = int(self.columns.rule[row])
+        index = self.columns.rule_list[row]
         rule = self.columns.rules[index]
         assert offer.cny_per_hour is not None  # priced rows only
         kind = rule[0]
@@ -535,13 +562,19 @@ def ranked_top(
     priced and sorted, with the reference's own cost and key."""
     if limit <= 0 or len(rows) == 0:
         return []
-    if len(rows) > limit:
-        figure = columns.totals(rows, hours)  # the first element of every ranking key here
-        threshold = np.partition(figure, limit - 1)[limit - 1]
-        rows = rows[figure <= threshold]
+    shown = rows.tolist()
+    if len(shown) > limit:  # the first element of every ranking key here is the total
+        if len(shown) <= FEW_ROWS:
+            totals = columns.few_totals(shown, hours)
+            threshold = sorted(totals)[limit - 1]
+            shown = [row for row, total in zip(shown, totals, strict=True) if total <= threshold]
+        else:
+            figure = columns.totals(rows, hours)
+            threshold = np.partition(figure, limit - 1)[limit - 1]
+            shown = rows[figure <= threshold].tolist()
     found = []
     costs = RuleCosts(columns, hours, settings)
-    for row in rows.tolist():
+    for row in shown:
         offer = columns.offers[row]
         found.append((row, offer, costs.of(row, offer)))
     found.sort(key=lambda one: judge.rank_key(one[1], one[2]) if judge is not None else by_total(one[1], one[2]))

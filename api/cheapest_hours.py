@@ -54,8 +54,7 @@ class MemAnswer:
 
     @property
     def cache_size(self) -> int:
-        pieces = sum(len(piece) for cut in (self.echo, self.answer) for piece in cut.pieces)
-        return HELD_BYTES + pieces + self.rows.nbytes
+        return HELD_BYTES + len(self.echo.template) + len(self.answer.template) + self.rows.nbytes
 
     def write(self, hours: float) -> bytes:
         """The answer for `hours`."""

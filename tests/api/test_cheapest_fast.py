@@ -288,3 +288,4 @@ def test_column_totals_are_job_costs_own_figures(seed: int) -> None:
     for hours in (0.01, 1.0, 23.999, 24.0, 99.5, 100.0, 731.0, rng.uniform(0, 9000)):
         expected = [job_cost(offers[row], hours, SETTINGS).total_cny for row in rows]
         assert columns.totals(rows, hours).tolist() == expected
+        assert columns.few_totals(rows.tolist(), hours) == expected  # the few rows' way
