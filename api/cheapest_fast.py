@@ -157,11 +157,13 @@ class OfferColumns:
     # `cny_per_hour` and `rule` as lists, for the few rows most questions rank (api.cheapest_fast.few_totals)
     cny_list: list[float] = field(init=False)
     rule_list: list[int] = field(init=False)
+    stepped_rule: int = field(init=False)  # STEPPED's index in `rules` (-1: none)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pieces", OfferPieces(self.offers, self.pieces_max_bytes))
         object.__setattr__(self, "cny_list", self.cny_per_hour.tolist())
         object.__setattr__(self, "rule_list", self.rule.tolist())
+        object.__setattr__(self, "stepped_rule", self.rules.index(STEPPED) if STEPPED in self.rules else -1)
         object.__setattr__(self, "_unfiltered", {})
         object.__setattr__(self, "_by_model", {})
 
@@ -261,17 +263,16 @@ class OfferColumns:
             if hours_billed is None:
                 hours_billed = billed[rule] = _billed(self.rules[rule], hours)
             found.append(cny[row] * hours_billed)
-        if STEPPED in self.rules:
-            stepped = self.rules.index(STEPPED)
+        stepped = self.stepped_rule
+        if stepped in billed:  # stepped rows among them (their "billed" total was NaN)
             at = [index for index, row in enumerate(rows) if rule_of[row] == stepped]
-            if at:
-                priced = self.stepped.totals(np.array([rows[i] for i in at]), hours).tolist()
-                for index, total in zip(at, priced, strict=True):
-                    found[index] = total
+            priced = self.stepped.totals(np.array([rows[i] for i in at]), hours).tolist()
+            for index, total in zip(at, priced, strict=True):
+                found[index] = total
         return found
 
 
-FEW_ROWS = 64  # at most this many rows to rank: totals in Python (OfferColumns.few_totals)
+FEW_ROWS = 128  # at most this many rows to rank: totals in Python (OfferColumns.few_totals)
 EXCLUDED = ("interruptible", "stale", "unavailable")  # the flags, in the order they leave a viable offer out
 
 
