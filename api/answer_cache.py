@@ -38,17 +38,18 @@ def _as_routed(query_string: bytes) -> dict[str, Any]:
 
 def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:
     """`/cheapest`'s answer computed here, or None when the route must give it."""
-    if not state.answers_from_memory():
+    memory = state.in_memory()
+    if memory is None:
         return None
     try:
         found = state.reused.kept(query_string, state.settings)
         if found is None:
             with limits_of(state.settings):
                 params = CheapestParams.model_validate(_as_routed(query_string))
-            return cheapest_answer(state, params)
+            return cheapest_answer(state, params, None, memory)
         params, hours = found
         kept = params.shared.get(MEM_ANSWER)
-        body = cheapest_answer(state, params, hours)
+        body = cheapest_answer(state, params, hours, memory)
         if params.estimate is not None or params.shared.get(MEM_ANSWER) is not kept:
             state.reused.charge(params)  # what its judge worked out may have grown, or its answer without hours
         return body

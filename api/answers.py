@@ -65,7 +65,7 @@ def cheapest_json(
     question holds without its hours is worked out once per data version and kept with it
     (api.cheapest_hours)."""
     if params.estimate is None and columns is not None:
-        return mem_answer(params, current, settings, columns).write(params.hours)
+        return mem_answer(params, current, columns, settings).write(params.hours)
     query = params.to_query()
     echo = _echo(params, query, settings)
     judge = _judge(params, settings)
@@ -91,7 +91,7 @@ def _columns(state: AppState, current: CurrentOffers) -> OfferColumns:
     return state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
 
 
-def mem_answer(params: CheapestParams, current: CurrentOffers, settings: Settings, columns: OfferColumns) -> MemAnswer:
+def mem_answer(params: CheapestParams, current: CurrentOffers, columns: OfferColumns, settings: Settings) -> MemAnswer:
     """The answer of a question by `mem` without its hours, kept with its parameters (and their copies)."""
     found = params.shared.get(MEM_ANSWER)
     if not isinstance(found, MemAnswer) or not found.serves(columns, current.as_of, settings):
@@ -102,12 +102,20 @@ def mem_answer(params: CheapestParams, current: CurrentOffers, settings: Setting
     return found
 
 
-def cheapest_answer(state: AppState, params: CheapestParams, hours: float | None = None) -> bytes:
-    """The answer to `params`, or to `params` with other `hours` (by `mem`, no copy needed)."""
+def cheapest_answer(
+    state: AppState,
+    params: CheapestParams,
+    hours: float | None = None,
+    memory: tuple[CurrentOffers, OfferColumns] | None = None,
+) -> bytes:
+    """The answer to `params`, or to `params` with other `hours` (by `mem`, no copy needed); `memory`:
+    the current offers and their columns, when the caller has them (`AppState.in_memory`)."""
     if params.estimate is None:  # by `mem`: worked out for less than looking it up costs (api.cheapest_hours)
-        current = state.current()
+        if memory is None:
+            current = state.current()
+            memory = current, _columns(state, current)
         state.computed("answer")
-        found = mem_answer(params, current, state.settings, _columns(state, current))
+        found = mem_answer(params, *memory, state.settings)
         return found.write(params.hours if hours is None else hours)
     if hours is not None:
         params = params.model_copy(update={"hours": hours})

@@ -59,9 +59,18 @@ PLAIN: dict[str, Callable[[str], Any]] = {
 DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in CheapestParams.model_fields.items()}
 
 
+def query_pairs(query_string: bytes) -> dict[str, str]:
+    """The parameters given, the last one of each, as `parse_qsl(…, keep_blank_values=True)` reads
+    them (as Starlette does); split without it when nothing in them is quoted (most questions)."""
+    text = query_string.decode("latin-1")
+    if "%" in text or "+" in text:
+        return dict(parse_qsl(text, keep_blank_values=True))
+    return dict(part.partition("=")[::2] for part in text.split("&") if part)
+
+
 def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | None:
     """The `CheapestParams` of a plain `mem` question, or None when the model must read it."""
-    return plain_given(dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)), settings)
+    return plain_given(query_pairs(query_string), settings)
 
 
 def plain_given(given: dict[str, str], settings: Settings) -> CheapestParams | None:
@@ -136,7 +145,7 @@ class ReusedQuestions:
     def kept(self, query_string: bytes, settings: Settings) -> tuple[CheapestParams, float | None] | None:
         """`params` before the copy: the question's parameters as kept (with the hours first asked: do
         not answer from them as they are) and the hours asked now (None: not given)."""
-        given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
+        given = query_pairs(query_string)
         hours_text = given.pop("hours", None)
         try:
             hours = None if hours_text is None else parse_hours(hours_text)

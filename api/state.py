@@ -157,8 +157,17 @@ class AppState:
     def answers_from_memory(self) -> bool:
         """Whether the current offers and their columnar form are loaded and valid: a `/cheapest`
         answer then reads memory only (no query, no build)."""
+        return self.in_memory() is not None
+
+    def in_memory(self) -> tuple[CurrentOffers, Any] | None:
+        """The current offers and their columnar form, when both are loaded and valid."""
         with self._lock:
-            return self._fresh(self.clock()) and COLUMNS in self._derived
+            if self._fresh(self.clock()):
+                columns = self._derived.get(COLUMNS)
+                if columns is not None:
+                    assert self._current is not None
+                    return self._current, columns
+        return None
 
     def derived(self, current: CurrentOffers, name: str, build: Callable[[CurrentOffers], T]) -> T:
         """`build(current)`, made once for these current offers (every question then reads it), and

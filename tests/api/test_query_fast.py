@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from api.answer_cache import _as_routed
 from api.limits import limits_of
 from api.query import CheapestParams
-from api.query_fast import ReusedQuestions, plain_params
+from api.query_fast import ReusedQuestions, plain_params, query_pairs
 from pricedb.settings import Settings
 
 SETTINGS = Settings(max_limit=50)
@@ -70,6 +70,20 @@ def test_plain_questions_read_as_the_model_reads_them(seed: int) -> None:
         assert fast.to_query() == model.to_query(), query
         assert fast.work is None and fast.estimate is None
     assert read_here > 100  # the plain path was exercised, not only the fallback
+
+
+def test_query_strings_split_as_parse_qsl_splits_them() -> None:
+    from urllib.parse import parse_qsl
+
+    rng = random.Random(7)
+    alphabet = "ab=&&%+20é;x=" + "\x00\xff"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        query = text.encode("latin-1")
+        assert query_pairs(query) == dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)), text
+    for _ in range(300):
+        query = random_query(rng)
+        assert query_pairs(query) == dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)), query
 
 
 MODEL_QUESTIONS = (
