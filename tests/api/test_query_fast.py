@@ -145,7 +145,13 @@ def _offers_and_columns(seed: int, count: int):
     return CurrentOffers(offers, OBSERVED, None), OfferColumns.build(offers, SETTINGS)
 
 
-def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound() -> None:
+MODEL_JOBS = [f"model={m}&workload={w}&context={c}&batch={b}" for m in ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")
+              for w in ("inference", "lora") for c in (1024, 4096) for b in (1, 16)]  # fmt: skip
+MEM_JOBS = [f"mem={m}&gpu={g}" for m in (16, 24, 40, 60, 80, 160) for g in ("A100", "H100,L4", "L4", "A100,H100")]
+
+
+@pytest.mark.parametrize("jobs", [MODEL_JOBS, MEM_JOBS], ids=["by model", "by mem"])
+def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound(jobs: list[str]) -> None:
     """Each kept question is charged at least what making and answering it allocated (its parameters,
     estimate and judge's memo, or by `mem` its answer without hours: measured with tracemalloc after
     the caches outside it are warm), and the questions kept never hold more than the bound, the least
@@ -157,10 +163,6 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
 
     current, columns = _offers_and_columns(5, 400)
     roomy = ReusedQuestions(2**30)
-    jobs = [f"model={m}&workload={w}&context={c}&batch={b}" for m in ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")
-            for w in ("inference", "lora") for c in (1024, 4096) for b in (1, 16)]  # fmt: skip
-    jobs += [f"mem={m}&gpu={g}" for m in (24, 80, 160) for g in ("A100", "H100,L4")]
-    jobs += ["mem=40", "mem=1&include_stale=1"]
 
     def ask(kept: ReusedQuestions, job: str, hours: str) -> None:
         params = kept.params(f"{job}&hours={hours}".encode(), SETTINGS)
