@@ -156,6 +156,9 @@ class Settings(BaseSettings):
     # Disk the answers about past days built ahead may take (<database>.answers/): the newest days
     # first; older days are built on demand. 0: none kept.
     day_answers_mb: float = Field(default=1024.0, ge=0.0)
+    # Disk the compacted history's files may take (<database>.history/, pricedb.history_files): 36 bytes
+    # per observation laid out. A layout needing more keeps none (history is then read from DuckDB). 0: none.
+    history_files_mb: float = Field(default=2048.0, ge=0.0)
     # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
     # Questions by model asked again with other hours: ~500 at 50,000 offers.
     question_memo_mb: float = Field(default=96.0, ge=0.0)

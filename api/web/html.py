@@ -6,10 +6,10 @@ from another origin (and inline scripts and styles): the pages need nothing but 
 assets are named with a hash of their bytes (`/static/app.js?v=…`), so they can be cached for a
 day and still change at once when gpuprice does. HTML is sent gzip-compressed to clients that take
 it (every browser), which keeps the market page of thousands of offers small. The gzip is
-zlib-ng's (the `zlib-ng` package), level 3: for the market page of 2,000 offers of every card (1.6 MB)
-it writes 188 KB in about a third of the time zlib takes for 187 KB at level 4 (ISA-L's fastest levels
-stay above 200 KB; benchmarks/pages.py prints the table). Pages over 2 MB (every column of that market,
-3.3 MB) take level 5, 195 KB instead of level 3's 231 KB, for about 3 ms more."""
+zlib-ng's (the `zlib-ng` package), level 3: for the market page of 2,000 offers of every card (1.2 MB)
+it writes 172 KB, faster than zlib at a level that small (ISA-L's fastest levels stay above 200 KB;
+benchmarks/pages.py prints the table). Pages over 1.5 MB (every column of that market, 2.4 MB) take
+level 4, 188 KB instead of level 3's 202 KB, for about 1 ms more (level 5: 175 KB, 3 ms more)."""
 
 from __future__ import annotations
 
@@ -44,9 +44,9 @@ STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
 }
-GZIP_LEVEL = 3  # zlib-ng: 3 keeps a market of 2,000 offers under 200 KB; 4 is 8% smaller and 40% slower
-LARGE_PAGE_BYTES = 2_000_000
-GZIP_LEVEL_LARGE = 5  # keeps the 37-column market of 2,000 offers (3.3 MB) under 200 KB
+GZIP_LEVEL = 3  # zlib-ng: 3 keeps a market of 2,000 offers under 200 KB; 4 is 5% smaller and slower
+LARGE_PAGE_BYTES = 1_500_000
+GZIP_LEVEL_LARGE = 4  # keeps the 37-column market of 2,000 offers (2.4 MB) under 200 KB
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,8 @@ def environment() -> Environment:
 
 
 @lru_cache(maxsize=8192)
-def _quoted(value: str) -> str:
+def quoted(value: str) -> str:
+    """A query value as query_string writes it (commas kept)."""
     return quote_plus(value, safe=",")
 
 
@@ -140,11 +141,11 @@ class Page:
         """The offer page of an answer's row (an offer, an option, a digest's line); quick, as the
         market page makes thousands."""
         link = (
-            f"/offer?provider={_quoted(row['provider'])}&region={_quoted(row['region'])}&sku={_quoted(row['sku'])}"
-            f"&pricing={_quoted(row['pricing'])}"
+            f"/offer?provider={quoted(row['provider'])}&region={quoted(row['region'])}&sku={quoted(row['sku'])}"
+            f"&pricing={quoted(row['pricing'])}"
         )
         if row.get("gpu_model"):
-            link += f"&gpu={_quoted(row['gpu_model'])}"
+            link += f"&gpu={quoted(row['gpu_model'])}"
         return link + (f"&lang={self.lang}" if self.lang_given else "")
 
     def here(self, **changes: Any) -> str:

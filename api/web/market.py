@@ -28,7 +28,7 @@ from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
 from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
-from api.web.html import Page, query_string, render
+from api.web.html import Page, query_string, quoted, render
 from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
 from api.web.table import (
@@ -41,6 +41,7 @@ from api.web.table import (
     markdown_value,
     money_label,
     samples_of,
+    table_classes,
 )
 from pricedb.models import Availability, Pricing
 from pricedb.queries import CurrentOffers
@@ -111,6 +112,7 @@ class Market:
     cells: CellMemo | None = None  # the cells written before (or when the data landed), by column and way
     refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
     places: Places | None = None  # the rows' places in the cell memo
+    ranks: Sequence[int] | None = None  # fast: each row's rank among them in offer-key order (`data-k`)
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -146,7 +148,8 @@ class Market:
         ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown)
         rows = self.cells.rows(ways, places, self.rows, writers)
         self.refit()
-        return list(chain.from_iterable(zip(self.cells.starts(self.cells.ranks(places)), rows, strict=True)))
+        ranks = self.ranks if self.ranks is not None else self.cells.ranks(places)
+        return list(chain.from_iterable(zip(self.cells.starts(ranks), rows, strict=True)))
 
     def header(self) -> list[HeaderCell]:
         words = self.page.words
@@ -161,7 +164,7 @@ class Market:
                     column,
                     money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
                     ("descending" if self.view.desc else "ascending") if sorted_here else None,
-                    f"{base}{query_string([('sort', column.key), ('desc', 'true' if desc else None)])[1:]}",
+                    f"{base}sort={quoted(column.key)}{'&desc=true' if desc else ''}",  # as query_string writes it
                 )
             )
         return heads
@@ -371,7 +374,9 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
             order = order_by_value(values, base.by_key[::-1] if view.desc else base.by_key, view.desc)
             assert base.places is not None  # fast: found in the memo
             rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
+            base.ranks = [base.ranks[i] for i in order]
     found.places, found.rows = base.places, rows
+    found.ranks = base.ranks if fast else None
     found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
     found.shown = [c for c in found.columns if c.key in wanted] or [
@@ -392,6 +397,7 @@ class ViewRows:
     fx_days: set[str | None]
     places: Places | None = None  # the rows' places in the cell memo
     by_key: list[int] = field(default_factory=list)  # the rows' indices in offer-key order
+    ranks: list[int] = field(default_factory=list)  # each row's rank among them in offer-key order
     absent: frozenset[str] = frozenset()  # columns no row has a value for
     samples: dict[str, Any] = field(default_factory=dict)  # first values of columns whose kind no order changes
 
@@ -414,6 +420,9 @@ def view_rows(state: AppState, memo: CellMemo, answer: dict[str, Any], view: Mar
         found = ViewRows.of(answer, narrowed(answer["offers"], view))
         found.places = memo.places(None, found.rows)
         found.by_key = sorted(range(len(found.rows)), key=memo.row_order(found.places).__getitem__)
+        found.ranks = [0] * len(found.by_key)
+        for rank, index in enumerate(found.by_key):
+            found.ranks[index] = rank
         found.absent = memo.absent(found.keys)
         one_kind = memo.one_kind(found.keys)
         found.samples = samples_of(found.rows, [k for k in found.keys if k in one_kind], found.absent)
@@ -487,6 +496,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "filters_html": form_part(state, m, "_market_filters.html", filters_key, form),
         "view_html": form_part(state, m, "_market_view.html", view_key, form),
         "header": m.header(),
+        "table_class": table_classes(m.shown),
         "rows_html": ROWS,
         "pager": pager,
         "csv_href": f"/market.csv{query}",

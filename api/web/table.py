@@ -81,7 +81,15 @@ def data_table(rows: Sequence[dict[str, Any]], keys: Sequence[str], words: Words
         f'<th scope="col"{numeric if c.numeric else ""}>{escape(header_label(c, "CNY", words))}</th>' for c in columns
     )
     body = "\n".join("<tr>" + "".join(row) + "</tr>" for row in zip(*cells, strict=True))
-    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'<table class="{table_classes(columns)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def table_classes(columns: Sequence[Column]) -> str:
+    """A data table's classes: `data`, then `n<i>` for each numeric column and `t<i>` for each
+    moment (1-based), which style.css aligns by position (`td:nth-child(i)`), so the thousands of
+    cells below need no class of their own."""
+    marks = [f"{'n' if c.numeric else 't'}{i}" for i, c in enumerate(columns, 1) if c.numeric or c.kind == "when"]
+    return " ".join(["data", *marks])
 
 
 def column(key: str, sample: Any, words: Words) -> Column:
@@ -95,13 +103,16 @@ def samples_of(
     absent: Collection[str] = (),
     known: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Each key's first value in `rows` (None: none has one). `absent`: keys known to have none in
-    these rows; `known`: keys whose first value is known already (neither is looked for down every row)."""
+    """Each key's first value in `rows` (None: none has one; a derived column's, its first row's).
+    `absent`: keys known to have none in these rows; `known`: keys whose first value is known
+    already (neither is looked for down every row)."""
     found: dict[str, Any] = {}
     valued, known = partial(is_not, None), known or {}
     for key in keys:
         if key in known:
             found[key] = known[key]
+        elif key in DERIVED:  # no row holds it: its kind is its value's, as sorting reads it (a number)
+            found[key] = DERIVED[key](rows[0]) if rows else None
         else:
             found[key] = None if key in absent else next(filter(valued, map(methodcaller("get", key), rows)), None)
     return found
@@ -124,6 +135,12 @@ def number(value: Any) -> str:
         text = f"{value:.6f}".rstrip("0").rstrip(".")
         return text if text not in ("", "-0") else "0"
     return str(value)
+
+
+def raw_value(value: int | float) -> str:
+    """A number cell's `data-v` attribute: none where the number as shown reads back as the very
+    value (the page's script then sorts by the text, as it reads it with parseFloat), else its repr."""
+    return "" if isinstance(value, int) or float(number(value)) == value else f" data-v={value!r}"
 
 
 def plain(value: Any) -> str:
@@ -157,13 +174,16 @@ def column_cells(
     html: bool = False,
 ) -> list[str]:
     """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
-    with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text is not
-    it, for sorting and currency switching). A column at a time, each kind in one comprehension: a
-    market page writes tens of thousands of cells (numbers and moments need no escaping)."""
+    with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text does not
+    read as it, for sorting and currency switching). A column at a time, each kind in one
+    comprehension: a market page writes tens of thousands of cells (numbers and moments need no
+    escaping). The cells are as short as HTML allows, as the page's size and its compression
+    time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
+    classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote)."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
     values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
-    missing = (f'<td class="n">{MISSING}</td>' if column.numeric else f"<td>{MISSING}</td>") if html else MISSING
+    missing = f"<td>{MISSING}" if html else MISSING
 
     if kind == "money":
         shown = values
@@ -179,10 +199,7 @@ def column_cells(
             ]
         if not html:
             return [MISSING if v is None else t for v, t in zip(values, texts, strict=True)]
-        return [
-            missing if v is None else f'<td class="n" data-v="{v!r}">{t}</td>'
-            for v, t in zip(values, texts, strict=True)
-        ]
+        return [missing if v is None else f"<td data-v={v!r}>{t}" for v, t in zip(values, texts, strict=True)]
     if kind == "native":
         units = {unit: escape(words.value("unit", unit)) for unit in {row.get("unit") for row in rows}}
         texts = [
@@ -191,14 +208,11 @@ def column_cells(
         ]
         if not html:
             return [MISSING if t is None else unescape(t) for t in texts]
-        return [
-            missing if v is None else f'<td class="n" data-v="{v!r}">{t}</td>'
-            for v, t in zip(values, texts, strict=True)
-        ]
+        return [missing if v is None else f"<td{raw_value(v)}>{t}" for v, t in zip(values, texts, strict=True)]
     if kind == "number":
         if not html:
             return [MISSING if v is None else number(v) for v in values]
-        return [missing if v is None else f'<td class="n" data-v="{v!r}">{number(v)}</td>' for v in values]
+        return [missing if v is None else f"<td{raw_value(v)}>{number(v)}" for v in values]
     if kind == "when":
         stale = escape(words("stale"))
         badged = key == "observed_at"
@@ -216,14 +230,13 @@ def column_cells(
                 why = row.get("held_reason")
                 title = f' title="{escape(why)}"' if why else ""
                 text += f' <span class="badge stale"{title}>{stale}</span>'
-            out.append(f'<td class="t" data-v="{value}">{text}</td>' if html else text)
+            out.append(f'<td data-v="{value}">{text}' if html else text)
         return out
-    if kind == "link":
+    if kind == "link":  # no `rel`: Referrer-Policy same-origin sends no referrer away, a link opened in place no opener
         if not html:
             return [str(v) if v else MISSING for v in values]
         return [
-            f'<td><a href="{escape(str(v))}" rel="noopener noreferrer">'
-            f"{escape(str(v).split('://', 1)[-1].split('/', 1)[0])}</a></td>"
+            f'<td><a href="{escape(str(v))}">{escape(str(v).split("://", 1)[-1].split("/", 1)[0])}</a>'
             if v
             else missing
             for v in values
@@ -236,7 +249,7 @@ def column_cells(
             raw = None if value is None else str(int(value)) if kind == "flag" else str(value)
             attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
             dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
-            written[value] = f"<td{attr}>{dot}{escape(text)}</td>" if html else text
+            written[value] = f"<td{attr}>{dot}{escape(text)}" if html else text
         return [written[v] for v in values]
     texts = [
         None
@@ -251,10 +264,10 @@ def column_cells(
     escaped = {t: escape(t) for t in set(texts) if t is not None}  # names repeat down a column
     if link is not None:
         return [
-            missing if t is None else f'<td><a href="{escape(link(row))}">{escaped[t]}</a></td>'
+            missing if t is None else f'<td><a href="{escape(link(row))}">{escaped[t]}</a>'
             for t, row in zip(texts, rows, strict=True)
         ]
-    return [missing if t is None else f"<td>{escaped[t]}</td>" for t in texts]
+    return [missing if t is None else f"<td>{escaped[t]}" for t in texts]
 
 
 def csv_value(text: str) -> str:

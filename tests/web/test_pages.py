@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.web.i18n import negotiate
+from api.web.table import raw_value
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
 from pricedb.settings import Settings
@@ -95,17 +97,22 @@ class Page(HTMLParser):
         if self._table and tag == "tr":
             self._row = []
         if self._row is not None and tag in ("td", "th"):
+            self._end_cell()  # a cell's end tag may be left out: the next cell ends it (as browsers read it)
             self._cell = []
+
+    def _end_cell(self) -> None:
+        if self._cell is not None:
+            assert self._row is not None
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "label":
             self._in_label -= 1
         if tag == "script":
             self._script_type = None
-        if self._cell is not None and tag in ("td", "th"):
-            assert self._row is not None
-            self._row.append(" ".join("".join(self._cell).split()))
-            self._cell = None
+        if tag in ("td", "th", "tr"):  # the row's end ends its last cell
+            self._end_cell()
         if self._row is not None and tag == "tr":
             assert self._table is not None
             self.tables[self._table].append(self._row)
@@ -291,3 +298,27 @@ def test_the_answers_behind_the_pages(client: TestClient, web_round: WebRound) -
             offer["billing_increment_s"],
             offer["billing_minimum_s"],
         )
+
+
+def test_the_stylesheet_aligns_every_column_of_the_widest_market(client: TestClient) -> None:
+    """Market cells carry no class: the table names its numeric (`n<i>`) and moment (`t<i>`)
+    columns by position and style.css aligns each such position, for every column there is."""
+    keys = re.findall(r'name="cols" value="([^"]+)"', client.get("/", headers=HTML).text)  # the column picker's
+    assert len(keys) >= 37
+    page = client.get("/?cur=USD&cols=" + ",".join(keys), headers=HTML).text
+    marks = re.search(r'<table id="market" class="data ([^"]*)"', page)
+    assert marks is not None
+    style = client.get(re.findall(r'href="(/static/style\.css\?v=[^"]+)"', page)[0]).text
+    positions = marks.group(1).split()
+    assert {m[0] for m in positions} == {"n", "t"} and len(positions) > 10
+    for mark in positions:
+        assert f"table.{mark} td:nth-child({mark[1:]})" in style, mark
+    numeric = [int(m[1:]) for m in positions if m[0] == "n"]
+    cells = parsed(page).tables["market"][1]
+    assert all(cells[i - 1] == "—" or re.match(r"-?[0-9]", cells[i - 1]) for i in numeric)
+
+
+def test_a_number_cell_holds_its_value_only_where_its_text_does_not_read_as_it() -> None:
+    assert raw_value(24) == raw_value(24.0) == raw_value(0.25) == ""
+    assert raw_value(0.2432654438844017) == " data-v=0.2432654438844017"  # shown to six decimals
+    assert raw_value(1e-7) == " data-v=1e-07"  # shown as 0
