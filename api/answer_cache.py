@@ -21,10 +21,10 @@ from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.answers import cheapest_answer
+from api.cheapest_hours import MEM_ANSWER
 from api.errors import ApiError
 from api.limits import limits_of
 from api.query import LISTS, CheapestParams
-from api.query_fast import plain_params
 
 CACHED_PATHS = frozenset({"/cheapest", "/offers"})
 CHEAPEST = "/cheapest"
@@ -38,18 +38,51 @@ def _as_routed(query_string: bytes) -> dict[str, Any]:
 
 def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:
     """`/cheapest`'s answer computed here, or None when the route must give it."""
-    if not state.answers_from_memory():
+    memory = state.in_memory()
+    if memory is None:
         return None
     try:
-        params = plain_params(query_string, state.settings) or state.reused.params(query_string, state.settings)
-        if params is None:
+        found = state.reused.kept(query_string, state.settings)
+        if found is None:
             with limits_of(state.settings):
                 params = CheapestParams.model_validate(_as_routed(query_string))
-        body = cheapest_answer(state, params)
-        state.reused.charge(params)  # what its judge worked out may have grown
+            return cheapest_answer(state, params, None, memory)
+        params, hours = found
+        kept = params.shared.get(MEM_ANSWER)
+        body = cheapest_answer(state, params, hours, memory)
+        if params.estimate is not None or params.shared.get(MEM_ANSWER) is not kept:
+            state.reused.charge(params)  # what its judge worked out may have grown, or its answer without hours
         return body
     except (ValidationError, ApiError):
         return None  # the route says why, in its own words
+
+
+def from_memory(state: Any, path: str, query_string: bytes) -> tuple[bytes, bytes] | None:
+    """The answer to a GET of a cached path and how it was found (`x-gpuprice-cache`: hit or
+    computed), or None when the route must give it."""
+    body = state.lookup_raw(path, query_string)
+    if body is not None:
+        return body, b"hit"
+    if path == CHEAPEST:
+        body = answer_from_memory(state, query_string)
+        if body is not None:
+            state.remember_raw(CHEAPEST, query_string, body)
+            return body, b"computed"
+    return None
+
+
+async def send_answer(send: Send, body: bytes, cache: bytes, with_body: bool = True) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-gpuprice-cache", cache),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body} if with_body else EMPTY_BODY)
+
+
+EMPTY_BODY = {"type": "http.response.body", "body": b"", "more_body": False}  # a HEAD's, as api.head sends it
+LOOKED = "gpuprice.looked_in_memory"  # in a request's scope: api.front looked already, and found nothing
 
 
 class AnswerCache:
@@ -60,20 +93,9 @@ class AnswerCache:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in CACHED_PATHS:
             state = getattr(self.owner.state, "gpuprice", None)
-            body = state.lookup_raw(scope["path"], scope["query_string"]) if state is not None else None
-            cache = b"hit"
-            if body is None and state is not None and scope["path"] == CHEAPEST:
-                body = answer_from_memory(state, scope["query_string"])
-                cache = b"computed"
-                if body is not None:
-                    state.remember_raw(CHEAPEST, scope["query_string"], body)
-            if body is not None:
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"x-gpuprice-cache", cache),
-                ]
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
+            looked = state is None or LOOKED in scope
+            found = None if looked else from_memory(state, scope["path"], scope["query_string"])
+            if found is not None:
+                await send_answer(send, *found)
                 return
         await self.app(scope, receive, send)

@@ -10,6 +10,7 @@ from api import cheapest
 from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
+from api.cheapest_hours import MEM_ANSWER, MemAnswer
 from api.cheapest_write import Written, WrittenOnce, members, written_answer
 from api.history import not_future
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
@@ -60,41 +61,64 @@ def cheapest_json(
 ) -> bytes:
     """`/cheapest`'s JSON: selected over `columns` (api.cheapest_fast) and written from each offer's
     pieces (api.cheapest_write), or without them by the plain reference (api.cheapest.select,
-    answer, `dumps`); both give the same bytes (tests/api/test_cheapest_fast.py)."""
+    answer, `dumps`); both give the same bytes (tests/api/test_cheapest_fast.py). By `mem`, what the
+    question holds without its hours is worked out once per data version and kept with it
+    (api.cheapest_hours)."""
+    if params.estimate is None and columns is not None:
+        return mem_answer(params, current, columns, settings).write(params.hours)
     query = params.to_query()
     echo = _echo(params, query, settings)
     judge = _judge(params, settings)
     selection = None if columns is None else select_fast(columns, query, settings, judge)
     if not isinstance(selection, RowSelection):
         return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
-    assert columns is not None
-    once = None if judge is None else WrittenOnce(judge.memo.written)  # what the judge's memo holds, written once
-    ranked = []
-    for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True):
-        extra = cheapest.option_extra(offer, query, judge)
-        if once is not None:
-            ranked.append((row, cost, once(extra, members)))
-        else:  # by `mem`: most options have no notes
-            ranked.append((row, cost, NO_JOB_NOTES if extra == NO_JOB_NOTES_FIELDS else members(extra)))
+    assert columns is not None and judge is not None  # by `mem` over columns: answered above
+    once = WrittenOnce(judge.memo.written)  # what the judge's memo holds, written once
+    ranked = [
+        (row, cost, once(cheapest.option_extra(offer, query, judge), members))
+        for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)
+    ]
 
     def fields(options: Written, unpriced: Written) -> dict[str, Any]:
         found = cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
-        if once is not None:
-            found["estimate"], found["viability"] = once(found["estimate"], dumps), once(found["viability"], dumps)
+        found["estimate"], found["viability"] = once(found["estimate"], dumps), once(found["viability"], dumps)
         return found
 
     return written_answer(fields, columns.pieces, ranked, selection.unpriced_rows)
-
-
-NO_JOB_NOTES_FIELDS: dict[str, Any] = {"job_notes": []}
-NO_JOB_NOTES = members(NO_JOB_NOTES_FIELDS)
 
 
 def _columns(state: AppState, current: CurrentOffers) -> OfferColumns:
     return state.derived(current, COLUMNS, lambda c: OfferColumns.build(c.offers, state.settings))
 
 
-def cheapest_answer(state: AppState, params: CheapestParams) -> bytes:
+def mem_answer(params: CheapestParams, current: CurrentOffers, columns: OfferColumns, settings: Settings) -> MemAnswer:
+    """The answer of a question by `mem` without its hours, kept with its parameters (and their copies)."""
+    found = params.shared.get(MEM_ANSWER)
+    if not isinstance(found, MemAnswer) or not found.serves(columns, current.as_of, settings):
+        query = params.to_query()
+        found = params.shared[MEM_ANSWER] = MemAnswer(
+            columns, query, _echo(params, query, settings), current.as_of, settings
+        )
+    return found
+
+
+def cheapest_answer(
+    state: AppState,
+    params: CheapestParams,
+    hours: float | None = None,
+    memory: tuple[CurrentOffers, OfferColumns] | None = None,
+) -> bytes:
+    """The answer to `params`, or to `params` with other `hours` (by `mem`, no copy needed); `memory`:
+    the current offers and their columns, when the caller has them (`AppState.in_memory`)."""
+    if params.estimate is None:  # by `mem`: worked out for less than looking it up costs (api.cheapest_hours)
+        if memory is None:
+            current = state.current()
+            memory = current, _columns(state, current)
+        state.computed("answer")
+        found = mem_answer(params, *memory, state.settings)
+        return found.write(params.hours if hours is None else hours)
+    if hours is not None:
+        params = params.model_copy(update={"hours": hours})
     key = ("cheapest", params.model_dump_json())
     return state.cached_value(
         key, lambda current: cheapest_json(params, current, state.settings, _columns(state, current))

@@ -20,6 +20,7 @@ from api import docs
 from api.answer_cache import AnswerCache
 from api.digests import run_compaction_job, run_digest_job
 from api.errors import install_error_handlers
+from api.front import GpupriceAPI
 from api.head import HeadAsGet
 from api.limits import LimitsFromSettings, limits_of
 from api.metrics import install_metrics
@@ -108,7 +109,7 @@ def create_app(
                 price_store.close()
             sys.setswitchinterval(switch_interval)
 
-    app = FastAPI(
+    app = GpupriceAPI(
         title="gpuprice",
         version=VERSION,
         summary="What GPU rental really costs: A100 quotes from many clouds in CNY per GB of GPU memory per hour.",

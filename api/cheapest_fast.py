@@ -154,9 +154,16 @@ class OfferColumns:
     pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
     _unfiltered: dict[tuple[bool, bool, bool], Unfiltered] = field(init=False)  # by the flags asked
     _by_model: dict[tuple[bool, bool, bool], dict[str, ModelRows]] = field(init=False)  # by the flags asked
+    # `cny_per_hour` and `rule` as lists, for the few rows most questions rank (api.cheapest_fast.few_totals)
+    cny_list: list[float] = field(init=False)
+    rule_list: list[int] = field(init=False)
+    stepped_rule: int = field(init=False)  # STEPPED's index in `rules` (-1: none)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pieces", OfferPieces(self.offers, self.pieces_max_bytes))
+        object.__setattr__(self, "cny_list", self.cny_per_hour.tolist())
+        object.__setattr__(self, "rule_list", self.rule.tolist())
+        object.__setattr__(self, "stepped_rule", self.rules.index(STEPPED) if STEPPED in self.rules else -1)
         object.__setattr__(self, "_unfiltered", {})
         object.__setattr__(self, "_by_model", {})
 
@@ -244,7 +251,28 @@ class OfferColumns:
                 totals[at] = self.stepped.totals(rows[at], hours)
         return totals
 
+    def few_totals(self, rows: list[int], hours: float) -> list[float]:
+        """`totals` of a few rows, in Python: the same products (IEEE doubles either way) without numpy's
+        fixed cost per operation, which is most of the cost over a few dozen rows."""
+        billed: dict[int, float] = {}
+        cny, rule_of = self.cny_list, self.rule_list
+        found = []
+        for row in rows:
+            rule = rule_of[row]
+            hours_billed = billed.get(rule)
+            if hours_billed is None:
+                hours_billed = billed[rule] = _billed(self.rules[rule], hours)
+            found.append(cny[row] * hours_billed)
+        stepped = self.stepped_rule
+        if stepped in billed:  # stepped rows among them (their "billed" total was NaN)
+            at = [index for index, row in enumerate(rows) if rule_of[row] == stepped]
+            priced = self.stepped.totals(np.array([rows[i] for i in at]), hours).tolist()
+            for index, total in zip(at, priced, strict=True):
+                found[index] = total
+        return found
 
+
+FEW_ROWS = 128  # at most this many rows to rank: totals in Python (OfferColumns.few_totals)
 EXCLUDED = ("interruptible", "stale", "unavailable")  # the flags, in the order they leave a viable offer out
 
 
@@ -400,6 +428,32 @@ def select_fast(
     if judge is not None and judge.needs_card_figures:
         return select(columns.offers, query, settings, judge)
     assert query.hours is not None  # wall-clock hours: no amount of work without a judge that times it
+    found = candidates(columns, query, judge)
+    top = ranked_top(columns, found.rows, query.limit, query.hours, settings, judge)
+    return RowSelection(
+        ranked=[(offer, cost) for _, offer, cost in top],
+        unpriced=[columns.offers[i] for i in found.unpriced],
+        excluded=found.excluded,
+        unranked=[],
+        viable_count=found.viable_count,
+        ranked_rows=[row for row, _, _ in top],
+        unpriced_rows=found.unpriced,
+    )
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What a question selects before its hours count: the priced rows its first `limit` are among,
+    how many priced rows are viable, the unpriced rows (in the offers' order), what its flags left out."""
+
+    rows: np.ndarray
+    viable_count: int
+    unpriced: list[int]
+    excluded: dict[str, int]
+
+
+def candidates(columns: OfferColumns, query: CheapestQuery, judge: Judge | None) -> Candidates:
+    """`select_fast`'s selection before the ranking (which by `mem` is all that the hours change)."""
     chosen = query.offer_filter
     excluded = {"stale": 0, "unavailable": 0, "interruptible": 0}
     selecting = chosen.pricings or chosen.providers or chosen.regions or chosen.skus
@@ -421,16 +475,7 @@ def select_fast(
         unpriced = np.sort(rows[~priced]).tolist()  # in the offers' order, as the reference
         rows = rows[priced]
         viable_count = len(rows)
-    top = _top(columns, rows, query, settings, judge)
-    return RowSelection(
-        ranked=[(offer, cost) for _, offer, cost in top],
-        unpriced=[columns.offers[i] for i in unpriced],
-        excluded=excluded,
-        unranked=[],
-        viable_count=viable_count,
-        ranked_rows=[row for row, _, _ in top],
-        unpriced_rows=unpriced,
-    )
+    return Candidates(rows, viable_count, unpriced, excluded)
 
 
 def _by_models(columns: OfferColumns, query: CheapestQuery, excluded: dict[str, int]) -> tuple[np.ndarray, list[int]]:
@@ -492,7 +537,7 @@ class RuleCosts:
         self._billed: dict[int, float] = {}
 
     def of(self, row: int, offer: Offer) -> JobCost:
-        index = int(self.columns.rule[row])
+        index = self.columns.rule_list[row]
         rule = self.columns.rules[index]
         assert offer.cny_per_hour is not None  # priced rows only
         kind = rule[0]
@@ -510,23 +555,27 @@ class RuleCosts:
         return cost
 
 
-def _top(
-    columns: OfferColumns, rows: np.ndarray, query: CheapestQuery, settings: Settings, judge: Judge | None
+def ranked_top(
+    columns: OfferColumns, rows: np.ndarray, limit: int, hours: float, settings: Settings, judge: Judge | None
 ) -> list[tuple[int, Offer, JobCost]]:
     """The first `limit` of `rows` in the reference's order: rows whose first ranking figure is
     beyond the `limit`-th smallest have at least `limit` rows before them, so only the others are
     priced and sorted, with the reference's own cost and key."""
-    limit = query.limit
     if limit <= 0 or len(rows) == 0:
         return []
-    if len(rows) > limit:
-        assert query.hours is not None
-        figure = columns.totals(rows, query.hours)  # the first element of every ranking key here
-        threshold = np.partition(figure, limit - 1)[limit - 1]
-        rows = rows[figure <= threshold]
+    shown = rows.tolist()
+    if len(shown) > limit:  # the first element of every ranking key here is the total
+        if len(shown) <= FEW_ROWS:
+            totals = columns.few_totals(shown, hours)
+            threshold = sorted(totals)[limit - 1]
+            shown = [row for row, total in zip(shown, totals, strict=True) if total <= threshold]
+        else:
+            figure = columns.totals(rows, hours)
+            threshold = np.partition(figure, limit - 1)[limit - 1]
+            shown = rows[figure <= threshold].tolist()
     found = []
-    costs = RuleCosts(columns, query.hours, settings)
-    for row in rows.tolist():
+    costs = RuleCosts(columns, hours, settings)
+    for row in shown:
         offer = columns.offers[row]
         found.append((row, offer, costs.of(row, offer)))
     found.sort(key=lambda one: judge.rank_key(one[1], one[2]) if judge is not None else by_total(one[1], one[2]))

@@ -87,8 +87,9 @@ def write_object(fields: dict[str, Any]) -> bytes:
 
 
 class Cut:
-    """An object's JSON cut around the members named `varying`: `pieces[i]` is what comes before the
-    i-th varying value (its key included), the last piece what follows the last one (no closing brace)."""
+    """An object's JSON cut around the members named `varying`, kept as one %-format (`template`): what
+    comes before each varying value (its key included), then what follows the last one and the members
+    added at the end, then the closing brace."""
 
     def __init__(self, fields: dict[str, Any], varying: tuple[str, ...]) -> None:
         pieces = [b"{"]
@@ -98,18 +99,11 @@ class Cut:
                 pieces.append(b"")
             else:
                 pieces[-1] += value_json(value)
-        self.pieces = tuple(pieces)
+        self.template = b"%b".join(piece.replace(b"%", b"%%") for piece in pieces) + b"%b}"
 
     def write(self, values: tuple[bytes, ...], more: bytes = b"") -> bytes:
         """The object with `values` in the varying members and `more` (members, written) at its end."""
-        pieces = self.pieces
-        parts = [pieces[0]]
-        for at, value in enumerate(values, start=1):
-            parts += (value, pieces[at])
-        if more:
-            parts += (b",", more)
-        parts.append(b"}")
-        return b"".join(parts)
+        return self.template % (*values, b"," + more if more else b"")
 
 
 PIECE_BYTES = 512  # a kept entry beyond its bytes: the dict slot, its `Cut` and the tuple and bytes headers
@@ -133,7 +127,7 @@ class OfferPieces:
 
     @staticmethod
     def size_of(found: Cut | bytes) -> int:
-        return PIECE_BYTES + (len(found) if isinstance(found, bytes) else sum(len(piece) for piece in found.pieces))
+        return PIECE_BYTES + len(found if isinstance(found, bytes) else found.template)
 
     def _keep(self, key: int, found: Cut | bytes) -> None:
         with self._lock:
@@ -150,13 +144,13 @@ class OfferPieces:
         if not isinstance(cut, Cut):
             cut = Cut(option_json(0, self._offers[row], _PLACEHOLDER), VARYING)
             self._keep(row, cut)
-        values = (
+        return cut.template % (
             int.__repr__(rank).encode(),
             value_json(round(cost.billed_hours, 6)),
             value_json(round(cost.total_cny, 2)),
             value_json(cost.basis),
+            b"," + more if more else b"",
         )
-        return cut.write(values, more)
 
     def unpriced(self, row: int) -> bytes:
         found = self._written.get(~row)

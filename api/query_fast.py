@@ -59,9 +59,22 @@ PLAIN: dict[str, Callable[[str], Any]] = {
 DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in CheapestParams.model_fields.items()}
 
 
+def query_pairs(query_string: bytes) -> dict[str, str]:
+    """The parameters given, the last one of each, as `parse_qsl(…, keep_blank_values=True)` reads
+    them (as Starlette does); split without it when nothing in them is quoted (most questions)."""
+    text = query_string.decode("latin-1")
+    if "%" in text or "+" in text:
+        return dict(parse_qsl(text, keep_blank_values=True))
+    return dict(part.partition("=")[::2] for part in text.split("&") if part)
+
+
 def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | None:
     """The `CheapestParams` of a plain `mem` question, or None when the model must read it."""
-    given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))  # the last one given counts
+    return plain_given(query_pairs(query_string), settings)
+
+
+def plain_given(given: dict[str, str], settings: Settings) -> CheapestParams | None:
+    """`plain_params` of the parameters given (the last one of each)."""
     if "mem" not in given:
         return None
     values: dict[str, Any] = {}
@@ -82,6 +95,7 @@ def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | No
 
 
 PARAMS_BYTES = 8 * 1024  # a question's parameters with their estimate (pydantic models), beside its memo
+MEM_PARAMS_BYTES = 4 * 1024  # a question's parameters by `mem` (no estimate), beside its answer without hours
 KEY = "reused"  # under this in `CheapestParams.shared`: the question's key in `ReusedQuestions`
 
 
@@ -93,7 +107,8 @@ class Kept:
 
     @property
     def cache_size(self) -> int:
-        return PARAMS_BYTES + sum(getattr(value, "cache_size", 0) for value in self.params.shared.values())
+        held = PARAMS_BYTES if self.params.estimate is not None else MEM_PARAMS_BYTES
+        return held + sum(getattr(value, "cache_size", 0) for value in self.params.shared.values())
 
 
 class ReusedQuestions:
@@ -117,10 +132,20 @@ class ReusedQuestions:
     def params(self, query_string: bytes, settings: Settings) -> CheapestParams | None:
         """The `CheapestParams` of a question asked before with other `hours` (or none), copied with this
         question's hours: validating a question by model and workload runs the estimator, and its copies
-        share what the answers work out from it (`CheapestParams.shared`: the judge's memo). None for a
-        question about an amount of work (hours are refused there), a refused one, or hours the parser
-        refuses: the model then reads it as usual."""
-        given = dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
+        share what the answers work out from it (`CheapestParams.shared`: the judge's memo; by `mem`,
+        the answer without its hours, api.cheapest_hours). None for a question about an amount of work
+        (hours are refused there), a refused one, or hours the parser refuses: the model then reads it
+        as usual."""
+        found = self.kept(query_string, settings)
+        if found is None:
+            return None
+        params, hours = found
+        return params if hours is None else params.model_copy(update={"hours": hours})
+
+    def kept(self, query_string: bytes, settings: Settings) -> tuple[CheapestParams, float | None] | None:
+        """`params` before the copy: the question's parameters as kept (with the hours first asked: do
+        not answer from them as they are) and the hours asked now (None: not given)."""
+        given = query_pairs(query_string)
         hours_text = given.pop("hours", None)
         try:
             hours = None if hours_text is None else parse_hours(hours_text)
@@ -129,20 +154,19 @@ class ReusedQuestions:
         key = (settings.max_limit, *sorted(given.items()))
         with self._lock:
             kept = self._kept.get(key)
-        if kept is None:
-            try:
-                with limits_of(settings):
-                    found = CheapestParams.model_validate(given)
-            except ValidationError:
-                return None
-            if found.work is not None:
-                return None
-            found.shared[KEY] = key
-            with self._lock:
-                self._kept.put(key, Kept(found))
-        else:
-            found = kept.params
-        return found if hours is None else found.model_copy(update={"hours": hours})
+        if kept is not None:
+            return kept.params, hours
+        try:
+            with limits_of(settings):
+                found = plain_given(given, settings) or CheapestParams.model_validate(given)
+        except ValidationError:
+            return None
+        if found.work is not None:
+            return None
+        found.shared[KEY] = key
+        with self._lock:
+            self._kept.put(key, Kept(found))
+        return found, hours
 
     def charge(self, params: CheapestParams) -> None:
         """Charge `params`' question again after an answer (its memo may have grown)."""

@@ -158,8 +158,17 @@ class AppState:
     def answers_from_memory(self) -> bool:
         """Whether the current offers and their columnar form are loaded and valid: a `/cheapest`
         answer then reads memory only (no query, no build)."""
+        return self.in_memory() is not None
+
+    def in_memory(self) -> tuple[CurrentOffers, Any] | None:
+        """The current offers and their columnar form, when both are loaded and valid."""
         with self._lock:
-            return self._fresh(self.clock()) and COLUMNS in self._derived
+            if self._fresh(self.clock()):
+                columns = self._derived.get(COLUMNS)
+                if columns is not None:
+                    assert self._current is not None
+                    return self._current, columns
+        return None
 
     def derived(self, current: CurrentOffers, name: str, build: Callable[[CurrentOffers], T]) -> T:
         """`build(current)`, made once for these current offers (every question then reads it), and
@@ -227,6 +236,11 @@ class AppState:
             return self.cached_value(("market state", cutoff), lambda _: market_state(self.cursor(), cutoff))
 
         return state_of
+
+    def computed(self, kind: str) -> None:
+        """Count an answer worked out without looking for it in memory (`cache_misses`: computed)."""
+        with self._lock:
+            self.cache_misses[kind] += 1
 
     def refit(self, key: tuple[Any, ...], value: Any) -> None:
         """Charge a kept value again after it grew (a memo filled as views ask), if it is still kept."""

@@ -132,6 +132,7 @@ LONGEST_FIRST = (
     "tests/fault_matrix/test_api.py",
     "tests/api/test_history_and_snapshots.py",
     "tests/api/test_cheapest_by_model.py",
+    "tests/api/test_front.py",
     "tests/formats/test_price_sheet.py",
     "tests/replication/test_snapshots.py",
     "tests/end_to_end/test_e2e_networks_and_manual_sheet.py",

@@ -259,11 +259,11 @@ def test_new_questions_are_answered_before_routing_as_the_route_answers(store) -
         assert state.answers_from_memory()
         for query in ROUTED_ALIKE:
             computed = answer_from_memory(state, query)
-            state.answers_from_memory = lambda: False  # the AnswerCache lets it through: the route answers
+            state.in_memory = lambda: None  # the AnswerCache lets it through: the route answers
             try:
                 routed = client.get("/cheapest?" + query.decode())
             finally:
-                del state.answers_from_memory
+                del state.in_memory
             assert routed.status_code == 200 and "x-gpuprice-cache" not in routed.headers
             assert computed is not None and routed.content == computed, query
             assert b'"rank":1' in computed
@@ -288,3 +288,4 @@ def test_column_totals_are_job_costs_own_figures(seed: int) -> None:
     for hours in (0.01, 1.0, 23.999, 24.0, 99.5, 100.0, 731.0, rng.uniform(0, 9000)):
         expected = [job_cost(offers[row], hours, SETTINGS).total_cny for row in rows]
         assert columns.totals(rows, hours).tolist() == expected
+        assert columns.few_totals(rows.tolist(), hours) == expected  # the few rows' way

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from api.answer_cache import _as_routed
 from api.limits import limits_of
 from api.query import CheapestParams
-from api.query_fast import ReusedQuestions, plain_params
+from api.query_fast import ReusedQuestions, plain_params, query_pairs
 from pricedb.settings import Settings
 
 SETTINGS = Settings(max_limit=50)
@@ -70,6 +70,20 @@ def test_plain_questions_read_as_the_model_reads_them(seed: int) -> None:
         assert fast.to_query() == model.to_query(), query
         assert fast.work is None and fast.estimate is None
     assert read_here > 100  # the plain path was exercised, not only the fallback
+
+
+def test_query_strings_split_as_parse_qsl_splits_them() -> None:
+    from urllib.parse import parse_qsl
+
+    rng = random.Random(7)
+    alphabet = "ab=&&%+20é;x=" + "\x00\xff"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        query = text.encode("latin-1")
+        assert query_pairs(query) == dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)), text
+    for _ in range(300):
+        query = random_query(rng)
+        assert query_pairs(query) == dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)), query
 
 
 MODEL_QUESTIONS = (
@@ -131,10 +145,17 @@ def _offers_and_columns(seed: int, count: int):
     return CurrentOffers(offers, OBSERVED, None), OfferColumns.build(offers, SETTINGS)
 
 
-def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound() -> None:
+MODEL_JOBS = [f"model={m}&workload={w}&context={c}&batch={b}" for m in ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")
+              for w in ("inference", "lora") for c in (1024, 4096) for b in (1, 16)]  # fmt: skip
+MEM_JOBS = [f"mem={m}&gpu={g}" for m in (16, 24, 40, 60, 80, 160) for g in ("A100", "H100,L4", "L4", "A100,H100")]
+
+
+@pytest.mark.parametrize("jobs", [MODEL_JOBS, MEM_JOBS], ids=["by model", "by mem"])
+def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound(jobs: list[str]) -> None:
     """Each kept question is charged at least what making and answering it allocated (its parameters,
-    estimate and judge's memo: measured with tracemalloc after the caches outside it are warm), and
-    the questions kept never hold more than the bound, the least recently asked going first."""
+    estimate and judge's memo, or by `mem` its answer without hours: measured with tracemalloc after
+    the caches outside it are warm), and the questions kept never hold more than the bound, the least
+    recently asked going first."""
     import gc
     import tracemalloc
 
@@ -142,8 +163,6 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
 
     current, columns = _offers_and_columns(5, 400)
     roomy = ReusedQuestions(2**30)
-    jobs = [f"model={m}&workload={w}&context={c}&batch={b}" for m in ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")
-            for w in ("inference", "lora") for c in (1024, 4096) for b in (1, 16)]  # fmt: skip
 
     def ask(kept: ReusedQuestions, job: str, hours: str) -> None:
         params = kept.params(f"{job}&hours={hours}".encode(), SETTINGS)
@@ -151,8 +170,12 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
         cheapest_json(params, current, SETTINGS, columns)
         kept.charge(params)
 
-    for job in jobs:  # every cache outside the questions (estimator, throughput, columns, pieces) warmed
-        ask(ReusedQuestions(2**30), job, "3")
+    # Every cache outside the questions (estimator, throughput, columns, pieces) warmed with what the
+    # measured answers show (the options at each hours): a process-wide cache another test filled
+    # could otherwise grow its table while a question is measured.
+    for job in jobs:
+        for hours in ("1", "24", "731"):
+            ask(ReusedQuestions(2**30), job, hours)
     # What lives now was made before tracing, so none of it is counted; frozen, it is left out of the
     # collections below, which then walk only what the questions made (a walk of a whole xdist worker's
     # heap took ~0.2 s, 48 times: two thirds of this test's CPU). Garbage the questions make is still
