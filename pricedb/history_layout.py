@@ -44,6 +44,7 @@ class Layout:
     # differs from the lower case the key holds.
     keys: list[tuple[str, str, str, str] | None] = field(default_factory=list, compare=False, repr=False)
     cased_regions: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+    laid_out_points: int = 0  # rows in history_points (pricedb.history_files checks its files against it)
 
     def key_of(self, number: int) -> tuple[str, str, str, str]:
         """The (provider, region, sku, pricing) of a series held in memory."""
@@ -64,13 +65,13 @@ def read_layout(cur: duckdb.DuckDBPyConnection, previous: Layout | None = None) 
     """The layout now; the series numbers are taken from `previous` when no compaction happened since."""
     row = cur.execute(
         "SELECT (SELECT compacted_upto FROM history_layout), (SELECT coalesce(max(observation_id), 0) FROM "
-        "observations), (SELECT count(*) FROM history_series)"
+        "observations), (SELECT count(*) FROM history_series), (SELECT count(*) FROM history_points)"
     ).fetchone()
-    upto, newest, count = (int(v or 0) for v in row) if row else (0, 0, 0)
+    upto, newest, count, points = (int(v or 0) for v in row) if row else (0, 0, 0, 0)
     if count > MAX_SERIES_IN_MEMORY:
-        return Layout(upto, newest, None)
+        return Layout(upto, newest, None, laid_out_points=points)
     if previous is not None and previous.compacted_upto == upto and previous.series is not None:
-        return Layout(upto, newest, previous.series, previous.keys, previous.cased_regions)
+        return Layout(upto, newest, previous.series, previous.keys, previous.cased_regions, points)
     series: dict[tuple[str, str, str, str], tuple[int, ...]] = {}
     keys: list[tuple[str, str, str, str] | None] = [None] * (count + 1)  # numbered 1..count
     cased: dict[int, str] = {}
@@ -83,7 +84,7 @@ def read_layout(cur: duckdb.DuckDBPyConnection, previous: Layout | None = None) 
         keys[int(number)] = shared
         if region != shared[1]:
             cased[int(number)] = region
-    return Layout(upto, newest, series, keys, cased)
+    return Layout(upto, newest, series, keys, cased, points)
 
 
 def compact(cur: duckdb.DuckDBPyConnection) -> int:

@@ -29,11 +29,12 @@ import duckdb
 
 from pricedb import clock
 from pricedb.fx import FxTable
+from pricedb.history_files import files_folder, remove_point_files, write_point_files
 from pricedb.history_layout import compact
 from pricedb.models import FxRate, InstanceZone, Pricing, Quote, RunStatus
 from pricedb.normalize import normalize
 from pricedb.queries import ExportAttempt, PublishAttempt, last_export, last_publish
-from pricedb.redact import learn_settings, redact
+from pricedb.redact import get_logger, learn_settings, redact
 from pricedb.schema import MIGRATIONS, QUOTE_COLUMNS
 from pricedb.settings import Settings
 from pricedb.storefaults import StoreBusy, StoreUnavailable, explain
@@ -42,6 +43,7 @@ __all__ = ["PriceStore", "RunRecord", "StoreBusy", "StoreUnavailable", "utc_naiv
 
 _ROWS_PER_INSERT = 100
 
+log = get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -386,7 +388,28 @@ class PriceStore:
         self.conn.execute("RESET memory_limit")  # sorting every observation needs more than serving
         try:
             with self._transaction() as cur:
-                return compact(cur)
+                upto = compact(cur)
+            self.write_history_files()
+            return upto
+        finally:
+            self._bound_memory()
+
+    def write_history_files(self) -> None:
+        """The layout just committed, also as files beside the database (pricedb.history_files), read in
+        one snapshot; a failure leaves no file (history questions then read DuckDB) and is logged, never
+        raised: the compaction itself is done."""
+        self.conn.execute("RESET memory_limit")  # sorted like the compaction, by series and time
+        cur = self.cursor()
+        try:
+            cur.begin()
+            try:
+                write_point_files(cur, self.path, self.settings.history_files_mb * 1024 * 1024)
+            finally:
+                _rollback(cur)  # read only: nothing to keep
+        except (OSError, duckdb.Error):
+            log.warning("the compacted history could not be written beside the database", exc_info=True)
+            with contextlib.suppress(OSError):
+                remove_point_files(files_folder(self.path))
         finally:
             self._bound_memory()
 

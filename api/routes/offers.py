@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.answers import offers_answer
-from api.history import history_answer
+from api.history import history_answer, history_answer_at_once
 from api.query import HistoryParams, OffersParams
 from api.routes.deps import State, json_response, off_the_loop
 from api.routes.responses import errors
@@ -32,4 +32,7 @@ async def offers_history(params: Annotated[HistoryParams, Query()], state: State
     `/offers` plus `sku`; `since`/`until` are ISO dates or date-times (UTC unless an offset is
     given; a bare `until` date includes that whole day; default: the last 30 days). Series are
     paged with `limit`/`offset`."""
-    return json_response(await off_the_loop(state, lambda: history_answer(state, params), heavy=True))
+    body = history_answer_at_once(state, params)  # from the history files, when small and cached
+    if body is None:
+        body = await off_the_loop(state, lambda: history_answer(state, params), heavy=True)
+    return json_response(body)
