@@ -18,7 +18,7 @@ from api.routes.deps import State, json_response, off_the_loop
 from api.state import AppState, dumps
 from api.web import market as market_view
 from api.web import pages
-from api.web.html import Page, Rendered, assets, page_response
+from api.web.html import Page, Rendered, assets, chosen_encoding, page_response
 from api.web.pages import Built
 from api.web.params import problem_of
 from pricedb.version import VERSION
@@ -69,16 +69,22 @@ async def serve(
     media_type: str = "text/html; charset=utf-8",
 ) -> Response:
     """Build the page off the event loop (through the heavy gate when it reads the past), kept until
-    the data changes when `cache`; a parameter the answer refuses is the page again, with its message."""
+    the data changes when `cache`, with its bytes in the encoding the client takes (compressed there
+    too, and kept with it); a parameter the answer refuses is the page again, with its message."""
     page = Page.of(request, offline=state.settings.offline)
 
     def work() -> Built:
         try:
-            if cache:
-                return state.cached_value(page.cache_key, lambda _: build(page))
-            return build(page)
+            built = state.cached_value(page.cache_key, lambda _: build(page)) if cache else build(page)
         except ApiError as exc:
-            return pages.refused(page, problem_of(exc), exc.status)
+            built = pages.refused(page, problem_of(exc), exc.status)
+        rendered = built[0]
+        encoding = chosen_encoding(request, len(rendered.body))
+        if not rendered.has(encoding):  # compressed here, off the event loop, and kept with the page
+            rendered.encoded_as(encoding)
+            if cache:
+                state.refit(page.cache_key, built)
+        return built
 
     rendered, status = await off_the_loop(state, work, heavy=heavy)
     return page_response(request, rendered, status, media_type, headers if status == 200 else None)

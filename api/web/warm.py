@@ -1,9 +1,10 @@
 """The market page written before its first visitor: whenever the current offers change (a run
 landed, a replica took a new snapshot, an offer turned stale), a worker thread loads them, renders
-the page a browser's first visit asks for (`/` in each language) and writes every current offer's
-cells in every column, currency and language into the cell memo (api.web.cell_memo). The first
-view of any columns, currency or language is then joined from ready cells; nothing of it runs on
-the event loop, which only looks every second whether the offers changed (memory, no query)."""
+the page a browser's first visit asks for (`/` in each language, compressed in each encoding) and
+writes every current offer's cells in every column, currency and language into the cell memo
+(api.web.cell_memo). The first view of any columns, currency or language is then joined from
+ready cells; nothing of it runs on the event loop, which only looks every second whether the
+offers changed (memory, no query)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from api.answers import current_rows
 from api.limits import limits_of
 from api.state import AppState
 from api.web.cell_memo import way_of
-from api.web.html import Page
+from api.web.html import COMPRESSORS, Page
 from api.web.i18n import LANGUAGES, Words
 from api.web.market import cell_memo, column_keys, write_cells
 from api.web.money import CURRENCIES, rates_for
-from api.web.pages import market_page
+from api.web.pages import Built, market_page
 from api.web.table import columns_of
 from pricedb.queries import CurrentOffers
 from pricedb.redact import get_logger
@@ -31,6 +32,13 @@ CHECK_EVERY_S = 1.0
 AFTER_FAILURE_S = 60.0  # a store that failed to load is tried again a minute later, not every second
 
 
+def _every_encoding(built: Built) -> Built:
+    """The page compressed ahead in each encoding, so the first visitor's request only sends it."""
+    for encoding in COMPRESSORS:
+        built[0].encoded_as(encoding)
+    return built
+
+
 def warm_market(state: AppState) -> CurrentOffers:
     """Load the current offers, keep the first visit's page in each language and write every
     current offer's cells every way the page can ask for; the offers warmed."""
@@ -38,7 +46,7 @@ def warm_market(state: AppState) -> CurrentOffers:
         current = state.current()
         for lang in LANGUAGES:
             page = Page("/", [], lang, lang_given=False)
-            state.cached_value(page.cache_key, lambda _, page=page: market_page(state, page))
+            state.cached_value(page.cache_key, lambda _, page=page: _every_encoding(market_page(state, page)))
         rows = current_rows(current, current.offers)
         today = state.clock().date()
         memo, refit = cell_memo(state, None, today)

@@ -8,12 +8,14 @@ withdrawal, and every provider is fresh at the pages' clock (an hour after the r
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from pricedb.digest import build_digest, store_digest
 from pricedb.models import Pricing, Quote
@@ -21,7 +23,7 @@ from pricedb.queries import Offer, current_offers
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.conftest import OfflineRound, make_settings
-from tests.helpers import make_run
+from tests.helpers import make_run, serving
 
 
 @dataclass(frozen=True)
@@ -69,3 +71,12 @@ def open_copy(web: WebRound, folder: Path) -> tuple[Settings, PriceStore]:
     settings = make_settings(folder, offline=True)
     shutil.copyfile(web.db, settings.db)
     return settings, PriceStore(settings)
+
+
+@pytest.fixture(scope="module")
+def client(web_round: WebRound, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """A test client over a copy of the web round, one per test module."""
+    settings, store = open_copy(web_round, tmp_path_factory.mktemp("pages"))
+    with serving(settings, store, web_round.now) as test_client:
+        yield test_client
+    store.close()

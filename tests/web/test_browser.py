@@ -94,6 +94,7 @@ class Visit:
     def go(self, path: str) -> Any:
         response = self.page.goto(self.base + path)
         assert response is not None and response.status == 200, path
+        self.response = response
         return self.page
 
     def query(self) -> dict[str, list[str]]:
@@ -182,6 +183,7 @@ def assert_rows_are_the_offers(rows: list[dict[str, Any]], offers: list[dict[str
 def test_the_market_table_is_the_offers_answer(visit: Any, served: tuple[str, FxTable]) -> None:
     tab = visit()
     page = tab.go("/")
+    assert tab.response.header_value("content-encoding") == "zstd"  # Chromium takes zstd, and reads it
     everything = table(page)
     assert_rows_are_the_offers(everything, api(served, "/offers?limit=5000")["offers"])
     tab.shot("market")

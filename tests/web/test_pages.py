@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -24,18 +23,10 @@ from pricedb.settings import Settings
 from pricedb.store import PriceStore
 from tests.conftest import OfflineRound
 from tests.helpers import serving
-from tests.web.conftest import WebRound, open_copy
+from tests.web.conftest import WebRound
 
 HTML = {"accept": "text/html,application/xhtml+xml,*/*;q=0.8", "accept-language": "en"}
 BUDGET = 200_000  # bytes transferred per page
-
-
-@pytest.fixture(scope="module")
-def client(web_round: WebRound, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    settings, store = open_copy(web_round, tmp_path_factory.mktemp("pages"))
-    with serving(settings, store, web_round.now) as test_client:
-        yield test_client
-    store.close()
 
 
 def page_urls(web: WebRound) -> list[str]:
