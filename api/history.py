@@ -21,7 +21,7 @@ from pricedb.clock import iso_utc
 from pricedb.history import History, HistoryQuery, PointBuilder, Series, TooManyPoints, history
 from pricedb.history_files import PointFiles
 from pricedb.history_layout import Layout, read_layout
-from pricedb.history_recent import RecentPoints, read_recent
+from pricedb.history_recent import RecentPoints, extend_recent, read_recent
 from pricedb.snapshot import Snapshot, snapshot_of_day
 from pricedb.store import PriceStore
 
@@ -117,9 +117,11 @@ def _recent(
     more than GPUPRICE_HISTORY_RECENT_MB); the ones held are kept while no observation lands."""
     if files is None or layout.newest_id == layout.compacted_upto:
         return None
-    if held is not None and (held.after, held.upto) == (layout.compacted_upto, layout.newest_id):
-        return held
     limit = state.settings.history_recent_mb * 1024 * 1024
+    if held is not None and held.after == layout.compacted_upto and held.upto <= layout.newest_id:
+        if held.upto == layout.newest_id:
+            return held
+        return extend_recent(state.cursor(), held, layout.newest_id, limit)
     return read_recent(state.cursor(), layout.compacted_upto, layout.newest_id, files.codes, limit)
 
 

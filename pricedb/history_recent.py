@@ -124,3 +124,35 @@ def read_recent(
     starts = np.searchsorted(np.asarray(found["slot"], dtype=np.int64), np.arange(len(keys) + 1), "left")
     recent = RecentPoints(after, upto, keys, by_key, starts.astype(np.int64), held, combined)
     return recent if recent.nbytes <= limit_bytes else None
+
+
+def extend_recent(
+    cur: duckdb.DuckDBPyConnection, held: RecentPoints, upto: int, limit_bytes: float
+) -> RecentPoints | None:
+    """`held` with the observations landed since (ids after held.upto up to `upto`): only those are
+    read, so a run landing costs its own rows plus one sort of what is held, not the whole tail again.
+    New offers take the next slots (slots need not follow key order: the answer sorts its keys)."""
+    part = read_recent(cur, held.upto, upto, held.codes, limit_bytes - held.nbytes)
+    if part is None:
+        return None
+    slot_of = {key: slot for slot, key in enumerate(held.keys)}
+    keys, by_key = list(held.keys), dict(held.by_key)
+    lower_of = {slot: lower for lower, slots in part.by_key.items() for slot in slots}  # DuckDB's lower()
+    renumber = []
+    for part_slot, key in enumerate(part.keys):
+        slot = slot_of.get(key)
+        if slot is None:
+            slot = slot_of[key] = len(keys)
+            keys.append(key)
+            lower = lower_of[part_slot]
+            by_key[lower] = (*by_key.get(lower, ()), slot)
+        renumber.append(slot)
+    rows = np.concatenate([
+        np.repeat(np.arange(len(held.keys)), np.diff(held.starts)),
+        np.asarray(renumber, dtype=np.int64)[np.repeat(np.arange(len(part.keys)), np.diff(part.starts))],
+    ])  # fmt: skip
+    records = np.concatenate([held.held, part.held])
+    order = np.lexsort((records["at"], rows))  # stable: at one moment, the earlier rows (lower ids) first
+    starts = np.searchsorted(rows[order], np.arange(len(keys) + 1), "left").astype(np.int64)
+    recent = RecentPoints(held.after, upto, keys, by_key, starts, records[order], part.codes)
+    return recent if recent.nbytes <= limit_bytes else None

@@ -29,9 +29,11 @@ from tests.api.test_history_fast import OFFERS, _questions, _reference_body, _ro
 from tests.helpers import NOW, make_quote, make_run, serving
 
 
-def _check(state: AppState, questions: list[HistoryQuery]) -> int:
-    """Every answer is the reference's; returns how many of those holding points came from the files."""
-    _layout_cache_cleared()
+def _check(state: AppState, questions: list[HistoryQuery], clear: bool = True) -> int:
+    """Every answer is the reference's; returns how many of those holding points came from the files.
+    `clear`: the layout (and what it holds) read anew, not extended from the last version's."""
+    if clear:
+        _layout_cache_cleared()
     from_files = 0
     for query in questions:
         plain = history(state.store.cursor(), query, laid_out=False)
@@ -77,10 +79,15 @@ def test_observations_since_the_compaction_are_held_beside_the_files(
     the first's and nothing is held."""
     state, questions = compacted
     end = NOW - timedelta(days=5)
-    for seed in range(3):  # a run at a time: each lands a new data version
+    for seed in range(3):  # a run at a time: each lands a new data version, read on top of the last
         end = _rounds(state.store, random.Random(seed), end, 2)
-        assert _check(state, questions) == _with_points(state, questions) > 30
+        assert _check(state, questions, clear=seed == 0) == _with_points(state, questions) > 30
         assert _layout(state)[2] is not None
+    extended = _layout(state)[2]
+    assert _check(state, questions) == _with_points(state, questions)  # read whole: the same answers
+    fresh = _layout(state)[2]
+    assert extended is not None and fresh is not None and extended is not fresh
+    assert sorted(extended.keys) == fresh.keys and len(extended.held) == len(fresh.held)
     state.store.compact_history()  # a second compaction: its files replace the first's
     assert _check(state, questions) == _with_points(state, questions) > 30
     assert _layout(state)[2] is None
@@ -137,9 +144,13 @@ def test_an_offer_new_or_withdrawn_since_the_compaction_and_windows_at_its_edges
     (last,) = cur.execute("SELECT max(observed_at) FROM history_points").fetchone()
     moments = [last, last + timedelta(hours=3), last + timedelta(hours=5, microseconds=7), NOW - timedelta(hours=1)]
     _runs_since(state.store, rng, moments[:1], OFFERS[:-1])  # the same moment as compacted points
-    _runs_since(state.store, rng, moments[1:], [*OFFERS[:-1], NEW_OFFER])
+    _layout(state)
+    for at in moments[1:]:  # each run read on top of what is held: a new offer, then its next points
+        _runs_since(state.store, rng, [at], [*OFFERS[:-1], NEW_OFFER])
+        _layout(state)
     edges = _edge_questions(moments, rng)
-    assert _check(state, [*questions, *edges]) == _with_points(state, [*questions, *edges]) > 60
+    assert _check(state, [*questions, *edges], clear=False) == _with_points(state, [*questions, *edges]) > 60
+    assert _check(state, [*questions, *edges]) == _with_points(state, [*questions, *edges])
     p, r, s, k = NEW_OFFER
     whole = OfferFilter(providers=(p,), regions=(r,), skus=(s,), pricings=(k.value,))
     (new,) = history(cur, HistoryQuery(utc_naive(moments[0]), utc_naive(NOW), whole), laid_out=False).series
