@@ -21,7 +21,7 @@ from pricedb.offer_filter import matches
 from pricedb.queries import CurrentOffers, ExportAttempt, Offer, PublishAttempt, provider_states
 from pricedb.runs import RunRow, recent_runs
 from pricedb.settings import Settings
-from pricedb.snapshot import end_of_day_utc, snapshot_page
+from pricedb.snapshot import StateOf, end_of_day_utc, snapshot_page
 
 
 def _echo(params: CheapestParams, query: CheapestQuery, settings: Settings) -> dict[str, Any]:
@@ -179,10 +179,12 @@ def kept_day_page(state: AppState, day: date) -> bytes | None:
     return load_day_answer(state.cursor(), answers_folder(state.store.path), DAY_PAGE, day, "UTC", cutoff)
 
 
-def day_page(cur: Any, day: date, now: datetime, params: OffersParams) -> dict[str, Any]:
+def day_page(
+    cur: Any, day: date, now: datetime, params: OffersParams, state_of: StateOf | None = None
+) -> dict[str, Any]:
     """`/offers?date=` as built: the day's market filtered, sorted and paged in the database."""
     found = snapshot_page(cur, end_of_day_utc(day), now, params.offer_filter(), params.sort, params.desc,
-                          params.limit, params.offset)  # fmt: skip
+                          params.limit, params.offset, state_of)  # fmt: skip
     return {
         "date": day.isoformat(),
         "as_of": iso(found.as_of),
@@ -200,7 +202,7 @@ def offers_result(state: AppState, params: OffersParams) -> Answer:
 
     def build(current: CurrentOffers) -> dict[str, Any]:
         if params.date:  # only the page is read from the past: filtered, sorted and counted in the database
-            return day_page(state.cursor(), params.date, not_future(state, params.date), params)
+            return day_page(state.cursor(), params.date, not_future(state, params.date), params, state.market_states())
         kept = [o for o in current.offers if matches(o, chosen_offers)]
         chosen = sorted(kept, key=_sort_key(params), reverse=params.desc)
         page = chosen[params.offset : params.offset + params.limit]

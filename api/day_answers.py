@@ -13,6 +13,7 @@ most `GPUPRICE_DAY_ANSWERS_MB` on disk: the newest days first, the older ones bu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
@@ -32,7 +33,7 @@ from pricedb.day_answers import (
 )
 from pricedb.digest import build_digest, day_window
 from pricedb.settings import Settings
-from pricedb.snapshot import end_of_day_utc
+from pricedb.snapshot import end_of_day_utc, market_state
 from pricedb.store import PriceStore
 
 BATCH_DAYS = 20  # answers kept per write: the bodies of a batch are held in memory until then
@@ -58,11 +59,15 @@ def build_day_answers(store: PriceStore, settings: Settings, now: datetime) -> i
     zone = settings.digest_zone
     stored = {day for (day,) in cur.execute("SELECT date FROM digests").fetchall()}
 
+    # Newest day first, each day's end is the next one's start: the last few cutoffs' market states
+    # are read once (a day's page and its digest, a digest and the day before's).
+    state_of = functools.lru_cache(maxsize=4)(functools.partial(market_state, cur))
+
     def page(day: date) -> bytes:
-        return dumps(day_page(cur, day, now, OffersParams(date=day)))
+        return dumps(day_page(cur, day, now, OffersParams(date=day), state_of))
 
     def digest(day: date) -> bytes:
-        return dumps(build_digest(cur, day, zone, now))
+        return dumps(build_digest(cur, day, zone, now, state_of))
 
     local_first = first.replace(tzinfo=UTC).astimezone(zone).date()
     questions = [

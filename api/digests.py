@@ -71,7 +71,9 @@ def digest_payload(state: AppState, day: date) -> dict[str, Any]:
     else:
         zone = state.settings.digest_zone
         now = state.clock()
-        digest = kept_digest(cur, answers_folder(state.store.path), day, zone, now) or build_digest(cur, day, zone, now)
+        digest = kept_digest(cur, answers_folder(state.store.path), day, zone, now) or build_digest(
+            cur, day, zone, now, state.market_states()
+        )
         digest["stored"] = False
         digest["note"] = PARTIAL_NOTE.format(zone=zone.key) if digest["partial"] else ON_DEMAND_NOTE
     digest["deliveries"] = deliveries_for(cur, day)
@@ -97,16 +99,23 @@ def digest_answer(state: AppState, params: DigestParams) -> tuple[bytes, str]:
     """(body, media type) for `/digest`."""
     day = resolve_day(state, params)
 
-    def build(_: object) -> tuple[bytes, str]:
-        digest = digest_payload(state, day)
-        if params.format == "md":
-            return to_markdown(digest).encode(), "text/markdown; charset=utf-8"
-        return dumps(digest), "application/json"
-
     _, end = day_window(day, state.settings.digest_zone)
     if end > state.clock():  # today so far: staleness and the window move with the clock
-        return build(None)
-    return state.cached_value(("digest", day.isoformat(), params.format), build)
+        digest = digest_payload(state, day)
+        return (to_markdown(digest).encode(), MARKDOWN) if params.format == "md" else (dumps(digest), JSON)
+    body, _ = state.cached_value(
+        ("digest", day.isoformat(), "json"), lambda _: (dumps(digest_payload(state, day)), JSON)
+    )
+    if params.format == "json":
+        return body, JSON
+    # A past day's markdown is written from its JSON answer, built once for both (as a kept digest's is).
+    return state.cached_value(
+        ("digest", day.isoformat(), "md"), lambda _: (to_markdown(json.loads(body)).encode(), MARKDOWN)
+    )
+
+
+JSON = "application/json"
+MARKDOWN = "text/markdown; charset=utf-8"
 
 
 def atom_answer(state: AppState, base_url: str) -> bytes:

@@ -29,6 +29,7 @@ from api.query_fast import ReusedQuestions
 from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
 from pricedb.settings import Settings
+from pricedb.snapshot import MarketState, StateOf, market_state
 from pricedb.store import PriceStore
 
 if TYPE_CHECKING:
@@ -216,6 +217,16 @@ class AppState:
                     del self._building[key]
             mine.done.set()
         return mine.value
+
+    def market_states(self) -> StateOf:
+        """Each cutoff's market state (pricedb.snapshot) read once per data change and kept with the
+        answers (bounded in bytes with them): every question about a past day or a digest then reads
+        only its own rows."""
+
+        def state_of(cutoff: datetime) -> MarketState:
+            return self.cached_value(("market state", cutoff), lambda _: market_state(self.cursor(), cutoff))
+
+        return state_of
 
     def refit(self, key: tuple[Any, ...], value: Any) -> None:
         """Charge a kept value again after it grew (a memo filled as views ask), if it is still kept."""

@@ -26,7 +26,7 @@ import duckdb
 from pricedb.clock import iso_utc
 from pricedb.queries import Coverage
 from pricedb.redact import redact
-from pricedb.snapshot import MarketSql, market_sql
+from pricedb.snapshot import MarketSql, StateOf, market_sql
 from pricedb.store import PriceStore, utc_naive
 
 PRICING_ORDER = ("on_demand", "spot", "monthly", "reserved_1y", "reserved_3y")
@@ -212,10 +212,12 @@ def summary_line(digest: dict[str, Any]) -> str:
     return text
 
 
-def build_digest(cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now: datetime) -> dict[str, Any]:
+def build_digest(
+    cur: duckdb.DuckDBPyConnection, day: date, zone: ZoneInfo, now: datetime, state_of: StateOf | None = None
+) -> dict[str, Any]:
     """The digest of `day` against the day before, as of `now` (naive UTC)."""
     start, end = day_window(day, zone)
-    before, after = market_sql(cur, start, now, _READ), market_sql(cur, end, now, _READ)
+    before, after = market_sql(cur, start, now, _READ, state_of), market_sql(cur, end, now, _READ, state_of)
     # The two days compared in the database: only the offers that differ become Python objects.
     differing = cur.execute(
         f"""

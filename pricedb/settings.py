@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, AliasPath, Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 import fixtures
 from pricedb import redact
@@ -44,8 +45,56 @@ def _split_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+def _names_read(settings_cls: type[BaseSettings]) -> frozenset[str]:
+    """The lower-cased environment names outside the prefix that fields read (their aliases)."""
+    names: set[str] = set()
+    for field in settings_cls.model_fields.values():
+        for alias in (field.alias, field.validation_alias):
+            choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+            for choice in choices:
+                if isinstance(choice, AliasPath):
+                    choice = choice.path[0]
+                if isinstance(choice, str):
+                    names.add(choice.lower())
+    return frozenset(names)
+
+
+class _EnvironmentWhenItNamesOne(PydanticBaseSettingsSource):
+    """pydantic-settings' environment source, asked only when some variable could be a setting (the
+    prefix, or a provider's own name): it inspects every field's type on each read, ~3 ms for these
+    fields, while most processes, and every test, set none. Nothing named: it would read nothing."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environment: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self.environment = environment
+        self.prefix = str(settings_cls.model_config.get("env_prefix", "")).lower()
+        self.names = _names_read(settings_cls)
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.environment.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        for name in os.environ:
+            lowered = name.lower()
+            if lowered.startswith(self.prefix) or lowered in self.names:
+                return self.environment()
+        return {}
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GPUPRICE_", extra="ignore", populate_by_name=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # No `.env` file is configured, so the dotenv source read nothing (at the same cost per field).
+        return init_settings, _EnvironmentWhenItNamesOne(settings_cls, env_settings), file_secret_settings
 
     db: Path = Path("gpuprice.duckdb")
     export_dir: Path | None = None  # default: "exports" beside the database file

@@ -17,6 +17,8 @@ that pricing, plus the observations that run held. That means, precisely:
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
@@ -24,12 +26,43 @@ from typing import Any, Literal
 import duckdb
 
 from pricedb.offer_filter import OfferFilter, sql_where
-from pricedb.queries import STORED_FIELDS, Offer, RunState, held_by, offer_from_row, run_state
+from pricedb.queries import STORED_FIELDS, HeldOffer, Offer, RunState, held_by, offer_from_row, run_state
 
 _COLUMNS = ", ".join(STORED_FIELDS)
 _KEY = ("provider", "region", "sku", "pricing")
 # What a page of a snapshot filters on (pricedb.offer_filter) and orders by, besides its sort column.
 _PAGE_COLUMNS = ("observation_id", *_KEY, "gpu_model", "availability", "observed_at")
+
+
+@dataclass(frozen=True)
+class MarketState:
+    """What decides the market just before a cutoff: the runs finished before it and the offers their
+    newest successful runs held. Fixed while the data is (a caller asking many questions about one
+    cutoff may read it once per data version: `state_of` below)."""
+
+    runs: RunState
+    held: dict[tuple[str, str, str, str], HeldOffer]
+
+    @property
+    def cache_size(self) -> int:
+        """Bytes it holds, for a byte-bounded cache: the dicts, their key strings, and a generous
+        ~600 bytes per entry for the key tuples, their strings' headers and the small records they hold."""
+        parts = (self.runs.coverage, self.runs.newest_ok, self.held)
+        entries = [key for part in parts for key in part]
+        return (
+            sum(sys.getsizeof(part) for part in parts)
+            + sum(len(text) for key in entries for text in key)
+            + sum(len(h.reason) for h in self.held.values())
+            + 600 * len(entries)
+        )
+
+
+def market_state(cur: duckdb.DuckDBPyConnection, cutoff: datetime) -> MarketState:
+    state = run_state(cur, cutoff)
+    return MarketState(state, held_by(cur, state))
+
+
+StateOf = Callable[[datetime], MarketState]  # cutoff → its market state, as `market_state` reads it
 
 
 @dataclass(frozen=True)
@@ -64,6 +97,7 @@ def market_sql(
     cutoff: datetime,
     now: datetime | None = None,
     columns: tuple[str, ...] = STORED_FIELDS,
+    state_of: StateOf | None = None,
 ) -> MarketSql:
     """The market just before `cutoff` (naive UTC) as SQL, with these of the stored `columns` (fewer
     columns, cheaper planning); staleness judged at the earlier of `cutoff` and `now`, from the runs
@@ -72,8 +106,8 @@ def market_sql(
     A run's observations are judged by their (provider, pricing)'s coverage; a held observation is
     stale with its reason (the run that held it did not list its key, so no run row is held)."""
     judged_at = min(cutoff, now) if now is not None else cutoff
-    state = run_state(cur, cutoff)
-    held = held_by(cur, state)
+    known = state_of(cutoff) if state_of is not None else market_state(cur, cutoff)
+    state, held = known.runs, known.held
     scope_rows = [(run, pair[1], state.coverage[pair].is_stale(judged_at)) for pair, run in state.newest_ok.items()]
     scopes, scope_values = _values(("run_id", "pricing", "stale"), ("BIGINT", "VARCHAR", "BOOLEAN"), scope_rows)
     holds, hold_values = _values(("observation_id", "reason"), ("BIGINT", "VARCHAR"),
@@ -149,6 +183,7 @@ def snapshot_page(
     desc: bool,
     limit: int,
     offset: int,
+    state_of: StateOf | None = None,
 ) -> SnapshotPage:
     """One page of `snapshot_at(cutoff, now)`'s offers matching `chosen` (pricedb.offer_filter's rules),
     ordered as `/offers` orders them: offers without a `sort` value after the others, ties by key, the
@@ -156,7 +191,8 @@ def snapshot_page(
     run in the database (the answer is `snapshot_at` filtered, sorted and sliced: a test compares them)."""
     # Two steps: the page's observation ids, ordered and counted over the few columns that filter and
     # sort (planning and sorting 37 columns cost more than the rows), then the page's whole rows by id.
-    market = market_sql(cur, cutoff, now, _PAGE_COLUMNS if sort in _PAGE_COLUMNS else (*_PAGE_COLUMNS, sort))
+    columns = _PAGE_COLUMNS if sort in _PAGE_COLUMNS else (*_PAGE_COLUMNS, sort)
+    market = market_sql(cur, cutoff, now, columns, state_of)
     if market.empty:
         return SnapshotPage([], 0, None)
     clauses, values = sql_where(replace(chosen, include_stale=True))

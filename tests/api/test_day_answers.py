@@ -11,16 +11,18 @@ import pytest
 
 import api.answers
 import api.digests
-from api.answers import offers_answer
+import api.state
+from api.answers import day_page, offers_answer
 from api.day_answers import build_day_answers
-from api.digests import digest_answer
+from api.digests import digest_answer, digest_payload
 from api.query import DigestParams, OffersParams
-from api.state import AppState
+from api.state import AppState, dumps
 from pricedb.day_answers import DAY_PAGE, DIGEST, answers_folder, load_day_answer
-from pricedb.digest import day_window
+from pricedb.digest import build_digest, day_window
+from pricedb.formats.digest_render import to_markdown
 from pricedb.models import Pricing, RunStatus, Unit
 from pricedb.settings import Settings
-from pricedb.snapshot import end_of_day_utc
+from pricedb.snapshot import end_of_day_utc, market_state
 from pricedb.store import PriceStore, utc_naive
 from tests.helpers import NOW, make_quote, make_run, seed_fx
 
@@ -184,3 +186,50 @@ def test_kept_answers_take_at_most_their_bound_newest_days_first(store: PriceSto
     nothing = unbounded.model_copy(update={"day_answers_mb": 0.0})
     assert build_day_answers(store, nothing, now) == 0
     assert not list(folder.iterdir()) and not store.cursor().execute("SELECT * FROM day_answers").fetchall()
+
+
+def test_past_days_read_each_market_state_once_per_data_change_and_answer_as_built_plainly(
+    store: PriceStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Questions about past days (pages, digests) share each cutoff's market state, read once while
+    the data stands and again after a run lands; the answers are those built without it."""
+    now = utc_naive(NOW)
+    first = now - timedelta(days=7)
+    _runs(store, random.Random("states"), first, now)
+    days = [first.date() + timedelta(days=k) for k in range(3, 7)]  # a late run lands on the second
+    zone = settings.digest_zone
+    reads: list[datetime] = []
+
+    def counted(cur: object, cutoff: datetime) -> object:
+        reads.append(cutoff)
+        return market_state(cur, cutoff)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api.state, "market_state", counted)
+    orders = (("cny_per_gb_hour", False, 0), ("provider", True, 2))
+    questions = [
+        OffersParams(date=day, sort=sort, desc=desc, limit=3, offset=offset)
+        for day in days
+        for sort, desc, offset in orders
+    ]
+
+    def plainly_answered(state: AppState) -> None:
+        cur = store.cursor()
+        payloads = {day: digest_payload(AppState(store, settings, clock=lambda: now), day) for day in days}
+        reads.clear()
+        for params in questions:
+            assert offers_answer(state, params) == dumps(day_page(cur, params.date, now, params))
+        for day in days:
+            assert build_digest(cur, day, zone, now, state.market_states()) == build_digest(cur, day, zone, now)
+            # a past day's markdown is written from its JSON answer: the same as from the payload
+            assert digest_answer(state, DigestParams(date=day, format="json"))[0] == dumps(payloads[day])
+            assert digest_answer(state, DigestParams(date=day, format="md"))[0] == to_markdown(payloads[day]).encode()
+
+    state = AppState(store, settings, clock=lambda: now)
+    plainly_answered(state)
+    cutoffs = {end_of_day_utc(day) for day in days} | {edge for day in days for edge in day_window(day, zone)}
+    assert sorted(reads) == sorted(cutoffs)  # each once
+    late_at = datetime.combine(days[1], datetime.min.time()) + timedelta(hours=13)
+    store.record_run(make_run("azure", [make_quote(provider="azure", region="eastus", sku="a", price=99.0,
+                                                   observed_at=late_at)], finished_at=late_at))  # fmt: skip
+    plainly_answered(state)
+    assert sorted(reads) == sorted(cutoffs)

@@ -5,6 +5,7 @@ filtered, sorted and sliced in Python as `/offers` does for the current offers."
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -14,8 +15,8 @@ import pytest
 
 from pricedb.models import Availability, Pricing, Quote, RunStatus
 from pricedb.offer_filter import OfferFilter, matches
-from pricedb.queries import Offer
-from pricedb.snapshot import snapshot_at, snapshot_page
+from pricedb.queries import Coverage, HeldOffer, Offer, RunState
+from pricedb.snapshot import MarketState, market_state, snapshot_at, snapshot_page
 from pricedb.store import PriceStore, RunRecord
 from tests.helpers import make_quote, make_run, seed_fx
 
@@ -134,6 +135,9 @@ def test_snapshots_and_their_pages_match_the_plain_rules(store: PriceStore, seed
     cur = store.cursor()
     last = runs[-1].finished_at
     cutoffs = [START, *(START + (last - START) * rng.random() for _ in range(5)), last + timedelta(seconds=1)]
+    # The pages read each cutoff's market state once, as the API does per data version; the snapshot
+    # they are compared with reads it itself.
+    state_of = functools.lru_cache(maxsize=None)(functools.partial(market_state, cur))
     for cutoff in cutoffs:
         now = cutoff + timedelta(hours=rng.choice((-5, 0, 30)))
         snapshot = snapshot_at(cur, cutoff, now)
@@ -142,8 +146,31 @@ def test_snapshots_and_their_pages_match_the_plain_rules(store: PriceStore, seed
         for _ in range(25):
             chosen, sort, desc = random_filter(rng), rng.choice(SORTS), rng.random() < 0.5
             limit, offset = rng.choice((1, 3, 500)), rng.choice((0, 0, 2, 40))
-            page = snapshot_page(cur, cutoff, now, chosen, sort, desc, limit, offset)  # type: ignore[arg-type]
+            page = snapshot_page(cur, cutoff, now, chosen, sort, desc, limit, offset, state_of)  # type: ignore[arg-type]
             expected = plain_page(snapshot.offers, chosen, sort, desc)
             assert page.offers == expected[offset : offset + limit], (seed, cutoff, chosen, sort, desc)
             assert page.count == len(expected)
             assert page.as_of == snapshot.as_of
+
+
+def test_a_market_state_is_charged_what_it_holds() -> None:
+    """A cutoff's market state, kept with the API's answers (bounded in bytes), is charged at least
+    what it allocates and at most twice that (tracemalloc)."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    coverage, newest_ok, held = {}, {}, {}
+    for i in range(200):
+        scope = (f"provider{i}", f"pricing{i % 3}")
+        coverage[scope], newest_ok[scope] = Coverage("ok", START + timedelta(minutes=i), 60), 10**6 + i
+    for i in range(3000):
+        key = (f"provider{i % 7}", f"region-{i}", f"sku.{i}.large", f"pricing{i % 2}")
+        held[key] = HeldOffer(10**9 + i, f"the new price is {i} times the last")
+    state = MarketState(RunState(coverage, newest_ok), held)
+    del coverage, newest_ok, held
+    gc.collect()
+    allocated = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert allocated <= state.cache_size <= 2 * allocated
