@@ -21,6 +21,7 @@ from pricedb.clock import iso_utc
 from pricedb.history import History, HistoryQuery, PointBuilder, Series, TooManyPoints, history
 from pricedb.history_files import PointFiles
 from pricedb.history_layout import Layout, read_layout
+from pricedb.history_recent import RecentPoints, extend_recent, read_recent
 from pricedb.snapshot import Snapshot, snapshot_of_day
 from pricedb.store import PriceStore
 
@@ -79,11 +80,13 @@ class _Held:
     layout: Layout
     files: PointFiles | None
     looked_at: float  # time.monotonic() when the files were last looked for
+    recent: RecentPoints | None = None  # the observations since the compaction, when files and a tail
 
 
-def _layout(state: AppState) -> tuple[Layout, PointFiles | None]:
+def _layout(state: AppState) -> tuple[Layout, PointFiles | None, RecentPoints | None]:
     """The history layout at the store's data version, read once per version (its series numbers and
-    its files, pricedb.history_files, once per compaction), so a named offer's question is one query,
+    its files, pricedb.history_files, once per compaction; the observations since the compaction,
+    pricedb.history_recent, once per version a run lands), so a named offer's question is one query,
     or none. The files are written after the compaction commits, so a layout read in between looks
     for them again a moment later."""
     store = state.store
@@ -93,7 +96,7 @@ def _layout(state: AppState) -> tuple[Layout, PointFiles | None]:
     now = time.monotonic()
     if held is not None and held.version == version:
         if held.files is not None or now - held.looked_at < FILES_RETRY_S or held.layout.compacted_upto == 0:
-            return held.layout, held.files
+            return held.layout, held.files, held.recent
         layout = held.layout
     else:
         layout = read_layout(state.cursor(), held.layout if held is not None else None)
@@ -101,9 +104,25 @@ def _layout(state: AppState) -> tuple[Layout, PointFiles | None]:
         files: PointFiles | None = held.files
     else:
         files = PointFiles.open(store.path, layout.compacted_upto, len(layout.keys) - 1, layout.laid_out_points)
+    recent = _recent(state, layout, files, held.recent if held is not None else None)
     with _layouts_lock:
-        _layouts[store] = _Held(version, layout, files, now)
-    return layout, files
+        _layouts[store] = _Held(version, layout, files, now, recent)
+    return layout, files, recent
+
+
+def _recent(
+    state: AppState, layout: Layout, files: PointFiles | None, held: RecentPoints | None
+) -> RecentPoints | None:
+    """The observations since the compaction (None when there are none, no files to join them to, or
+    more than GPUPRICE_HISTORY_RECENT_MB); the ones held are kept while no observation lands."""
+    if files is None or layout.newest_id == layout.compacted_upto:
+        return None
+    limit = state.settings.history_recent_mb * 1024 * 1024
+    if held is not None and held.after == layout.compacted_upto and held.upto <= layout.newest_id:
+        if held.upto == layout.newest_id:
+            return held
+        return extend_recent(state.cursor(), held, layout.newest_id, limit)
+    return read_recent(state.cursor(), layout.compacted_upto, layout.newest_id, files.codes, limit)
 
 
 def _number(value: float | None) -> str:
@@ -147,9 +166,9 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
     """The answer's JSON, each point written as it is read and the series encoded one at a time: a big
     answer is many short steps, between which other threads (the event loop) get the interpreter, not
     one long one that holds it."""
-    layout, files = _layout(state)
+    layout, files, recent = _layout(state)
     try:
-        found = history_from_files(query, layout, files)
+        found = history_from_files(query, layout, files, recent)
         if found is None:
             found = history(state.cursor(), query, layout=layout, point=_point_json(_moment_texts()))
     except TooManyPoints as exc:
@@ -199,8 +218,9 @@ AT_ONCE_POINTS = 2_000  # an answer read from at most this many records (72 KB) 
 
 
 def history_answer_at_once(state: AppState, params: HistoryParams) -> bytes | None:
-    """The answer when the history files (pricedb.history_files) hold it whole, at most AT_ONCE_POINTS
-    records already in the page cache, and the layout of this data version is already read; None
+    """The answer when the history files (pricedb.history_files) and the observations since the
+    compaction held in memory hold it whole, at most AT_ONCE_POINTS records already in the page cache
+    or memory, and the layout of this data version is already read; None
     otherwise (ask `history_answer` in a worker thread, through the heavy-answer gate). No database
     query, no disk wait, a bounded read and ~0.5 ms of writing: work the event loop may do itself,
     sparing the answer the thread hop and the budget's bookkeeping (which cost more than it)."""
@@ -210,7 +230,7 @@ def history_answer_at_once(state: AppState, params: HistoryParams) -> bytes | No
         return None
     query = history_query(state, params)
     try:
-        found = history_from_files(query, held.layout, held.files, at_once=AT_ONCE_POINTS)
+        found = history_from_files(query, held.layout, held.files, held.recent, at_once=AT_ONCE_POINTS)
     except TooManyPoints as exc:
         raise _too_broad(query, exc) from None
     return None if found is None else _body(query, found)

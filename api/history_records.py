@@ -1,56 +1,89 @@
 """A question about named offers answered from the compacted history's files (pricedb.history_files)
-instead of DuckDB, when nothing was observed since the compaction: each series is one small read, and
-its points' JSON is written from whole columns. The answer is `pricedb.history.history`'s, point for
-point (tests/api/test_history_fast.py compares the bytes); anything the files cannot answer (no files
-for this layout, a series that fails its check, observations since the compaction, offers not named
-by all four key parts) answers None and the caller asks DuckDB."""
+and the observations since the compaction held in memory (pricedb.history_recent) instead of DuckDB:
+each series is one small read plus its recent records, and its points' JSON is written from whole
+columns. The answer is `pricedb.history.history`'s, point for point (tests/api/test_history_fast.py,
+tests/api/test_history_files.py compare the bytes); anything they cannot answer (no files for this
+layout, a series that fails its check, a tail not held, offers not named by all four key parts)
+answers None and the caller asks DuckDB."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from api.state import dumps
 from pricedb.history import History, HistoryQuery, Series, TooManyPoints
 from pricedb.history_files import PointFiles, window_records
-from pricedb.history_layout import Layout, laid_out_only
+from pricedb.history_layout import Layout
+from pricedb.history_recent import RecentPoints
 from pricedb.offer_filter import SPOT
 
 
 def history_from_files(
-    query: HistoryQuery, layout: Layout, files: PointFiles | None, at_once: int | None = None
+    query: HistoryQuery,
+    layout: Layout,
+    files: PointFiles | None,
+    recent: RecentPoints | None = None,
+    at_once: int | None = None,
 ) -> History | None:
-    """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None. With
-    `at_once`, only an answer read from at most that many records, all in the page cache (None
-    otherwise): one that costs no more than a small answer's CPU and never waits for the disk."""
+    """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None. The
+    observations since the compaction come from `recent` (read at the layout's data version); without
+    it, only a layout with none answers. With `at_once`, only an answer read from at most that many
+    records, all in memory or the page cache (None otherwise): one that costs no more than a small
+    answer's CPU and never waits for the disk."""
     offers = query.offers
     if files is None or files.compacted_upto != layout.compacted_upto:
         return None
     if not (offers.providers and offers.regions and offers.skus and offers.pricings):
         return None
-    numbers = laid_out_only(layout, offers.providers, sorted(offers.lower_regions), offers.skus, offers.pricings)
-    if numbers is None:
+    if layout.newest_id == layout.compacted_upto:
+        recent = None
+    elif recent is None or (recent.after, recent.upto) != (layout.compacted_upto, layout.newest_id):
         return None
+    lower_regions = sorted(offers.lower_regions)
+    held = layout.series_of(offers.providers, lower_regions, offers.skus, offers.pricings)
+    if held is None:
+        return None
+    numbers = sorted(held)
+    slots = recent.slots_of(offers.providers, lower_regions, offers.skus, offers.pricings) if recent else []
     if not offers.include_interruptible:  # the rule sql_where writes over `pricing`, a part of the key
         numbers = [n for n in numbers if layout.key_of(n)[3] != SPOT]
-    if at_once is not None and sum(files.count(n) for n in numbers) > at_once:
+        slots = [s for s in slots if recent is not None and recent.keys[s][3] != SPOT]
+    if at_once is not None:
+        tail = sum(recent.count(s) for s in slots) if recent is not None else 0
+        if sum(files.count(n) for n in numbers) + tail > at_once:
+            return None
+    laid_out = window_records(files, query, numbers, nowait=at_once is not None)
+    if laid_out is None:
         return None
-    found = window_records(files, query, numbers, nowait=at_once is not None)
-    if found is None:
-        return None
+    by_key = {layout.key_of(n): records for n, records in laid_out}
+    codes = files.codes
+    if recent is not None:
+        codes = recent.codes
+        for slot, records in window_records(recent, query, slots) or ():
+            key = recent.keys[slot]
+            earlier = by_key.get(key)
+            if earlier is None:
+                by_key[key] = records
+            else:  # every recent id is above every compacted one: by time, then (stable) part
+                both = np.concatenate([earlier, records])
+                by_key[key] = both[np.argsort(both["at"], kind="stable")]
+    found = sorted(by_key.items())  # key order, as history_series numbers the laid-out ones
     page = found[query.offset : query.offset + query.limit]
     points = sum(len(records) for _, records in page)
     if query.max_points is not None and points > query.max_points:
         raise TooManyPoints(points, len(page), query.max_points)
-    return History([_series(layout, files, n, records) for n, records in page], len(found), points)
+    return History([_series(key, codes, records) for key, records in page], len(found), points)
 
 
-def _series(layout: Layout, files: PointFiles, number: int, records: np.ndarray) -> Series:
-    codes = records["code"]
-    model, memory, gpus, currency, unit, _ = files.codes[int(codes[0])]
-    series = Series(*layout.key_of(number), model, memory, gpus, currency, unit)
+def _series(key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray) -> Series:
+    found = records["code"]
+    model, memory, gpus, currency, unit, _ = codes[int(found[0])]
+    series = Series(*key, model, memory, gpus, currency, unit)
     ends = {}  # each code's end of a point: its currency and unit when they differ from the series'
-    for code in np.unique(codes).tolist():
-        point_currency, point_unit = files.codes[code][3:5]
+    for code in np.unique(found).tolist():
+        point_currency, point_unit = codes[code][3:5]
         if point_currency == currency and point_unit == unit:
             ends[code] = "}"
         else:
@@ -63,7 +96,7 @@ def _series(layout: Layout, files: PointFiles, number: int, records: np.ndarray)
             _texts(records["price"]),
             _texts(records["per_hour"]),
             _texts(records["per_gb"]),
-            codes.tolist(),
+            found.tolist(),
             strict=True,
         )
     ]

@@ -483,6 +483,70 @@ def history_on(server: Server, built_at: datetime, repeat: int, scale: str) -> N
     report("memory after history questions ≤ 400 MB", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, peak <= 400)
 
 
+def with_a_day_of_runs(db: Path, built_at: datetime, folder: Path) -> tuple[Path, datetime, int]:
+    """A copy of `db` and its history files in `folder` with one day of collection runs landed after
+    the compaction, as the schedule would land them (collectors.schedule.planned_runs: each provider
+    scope every interval, its current offers observed again with new observation ids), which is the
+    state production is in most of the day; returns the copy, its build moment (the last run's day
+    end) and how many observations landed. Only `observations` grows: what history reads."""
+    import duckdb
+
+    from collectors.schedule import planned_runs
+    from pricedb.history_files import files_folder
+    from pricedb.settings import Settings
+
+    copy = folder / db.name
+    shutil.copyfile(db, copy)
+    shutil.copytree(files_folder(db), files_folder(copy))
+    con = duckdb.connect(str(copy))
+    columns = [name for (name, *_) in con.execute("DESCRIBE observations").fetchall()]
+    next_id, run_id = con.execute("SELECT max(observation_id) + 1, max(run_id) + 1 FROM observations").fetchone()
+    landed = 0
+    for plan in planned_runs(Settings()):
+        for k in range(max(1, 24 * 60 // plan.interval_minutes)):
+            at = built_at + timedelta(minutes=1 + k * plan.interval_minutes)
+            values = {"observation_id": f"{next_id} + row_number() OVER (ORDER BY provider, region, sku, pricing) - 1",
+                      "run_id": str(run_id), "observed_at": f"TIMESTAMP '{at.isoformat()}'"}  # fmt: skip
+            pricings = sorted(p.value for p in plan.scope.pricings)
+            inserted = con.execute(
+                f"INSERT INTO observations SELECT {', '.join(values.get(c, c) for c in columns)} FROM offers "
+                f"WHERE provider = ? AND pricing IN ({', '.join('?' for _ in pricings)})",
+                [plan.collector.name, *pricings],
+            ).fetchone()[0]
+            next_id, run_id, landed = next_id + inserted, run_id + 1, landed + inserted
+    con.close()
+    return copy, built_at + timedelta(days=1), landed
+
+
+def history_since_compaction(db: Path, built_at: datetime, repeat: int, scale: str) -> None:
+    """One offer's six months with a day of runs landed since the compaction, over HTTP: the first
+    question after they landed (it reads them into memory, pricedb.history_recent) and the median."""
+    import httpx
+
+    with tempfile.TemporaryDirectory(dir=db.parent) as folder:
+        start = time.monotonic()
+        copy, later, landed = with_a_day_of_runs(db, built_at, Path(folder))
+        os.sync()  # the copy's 2 GB written back before timing, not while
+        print(f"\n  {landed:,} observations of a day's runs landed on a copy in {time.monotonic() - start:.1f} s")
+        server = Server(copy, later)
+        try:
+            with httpx.Client(base_url=server.base, timeout=300) as client:
+                trivial = median_ms(client, [TRIVIAL] * 50)
+                keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
+                urls = history_questions(keys, later, repeat + 1)["offer"]
+                first_ms = median_ms(client, urls[:1])
+                offer_ms = median_ms(client, urls[1:])
+                points = len(client.get(urls[1]).json()["series"][0]["points"])
+                rss, peak = server.memory_mb()
+        finally:
+            server.stop()
+    report(f"  (the first question after the runs landed ({scale}): reads them)", first_ms, "ms",
+           f"trivial {trivial:.2f} ms", first_ms / trivial, None)  # fmt: skip
+    report(f"one offer's six months with a day of runs since the compaction ({points} points, {scale}) ≤ 5 ms",
+           offer_ms, "ms", f"trivial {trivial:.2f} ms", offer_ms / trivial, offer_ms <= 5)  # fmt: skip
+    report(f"  (memory, the day's runs held ({scale}))", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, None)
+
+
 def history_questions(keys: list[dict], built_at: datetime, repeat: int) -> dict[str, list[str]]:
     """The history questions of one run: `repeat` named offers' six months, days' snapshots and digests."""
     first = (built_at - SIX_MONTHS).date()
@@ -575,6 +639,7 @@ def main() -> None:
                 history_on(server, built_at, args.repeat, scale)
             finally:
                 server.stop()
+            history_since_compaction(db, built_at, args.repeat, scale)
         print_rows()
         return
     small, small_at = database(args.cache, args.small, 1_000_000)
@@ -587,6 +652,9 @@ def main() -> None:
                 history_on(server, big_at, args.repeat, f"{args.offers:,} offers, {args.observations:,} observations")
         finally:
             server.stop()
+        if not args.skip_history:
+            scale = f"{args.offers:,} offers, {args.observations:,} observations"
+            history_since_compaction(big, big_at, args.repeat, scale)
     print_rows()
 
 

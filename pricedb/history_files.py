@@ -39,6 +39,7 @@ from pricedb.offer_filter import SOLD_OUT
 
 if TYPE_CHECKING:
     from pricedb.history import HistoryQuery
+    from pricedb.history_recent import RecentPoints
 
 RECORD = np.dtype([("at", "<i8"), ("price", "<f8"), ("per_hour", "<f8"), ("per_gb", "<f8"), ("code", "<i4")])
 FORMAT = 1  # the manifest's `format`: a reader refuses any other
@@ -221,7 +222,7 @@ _MICROSECOND = timedelta(microseconds=1)
 
 
 def window_records(
-    files: PointFiles, query: HistoryQuery, numbers: list[int], nowait: bool = False
+    files: PointFiles | RecentPoints, query: HistoryQuery, numbers: list[int], nowait: bool = False
 ) -> list[tuple[int, np.ndarray]] | None:
     """For each of these series (in order), its records inside the question's window that its point
     filters keep (`pricedb.offer_filter.sql_where`'s rules over gpu_model and availability; the key's

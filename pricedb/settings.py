@@ -208,6 +208,9 @@ class Settings(BaseSettings):
     # Disk the compacted history's files may take (<database>.history/, pricedb.history_files): 36 bytes
     # per observation laid out. A layout needing more keeps none (history is then read from DuckDB). 0: none.
     history_files_mb: float = Field(default=2048.0, ge=0.0)
+    # Memory the observations since the last compaction may take, held per data version beside those
+    # files (pricedb.history_recent): 44 bytes per observation, ~100 MB past 2M. A longer tail: DuckDB.
+    history_recent_mb: float = Field(default=128.0, ge=0.0)
     # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
     # Questions by model asked again with other hours: ~500 at 50,000 offers.
     question_memo_mb: float = Field(default=96.0, ge=0.0)

@@ -5,9 +5,10 @@ answers it)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -20,15 +21,19 @@ from api.query import HistoryParams
 from api.state import AppState
 from pricedb.history import HistoryQuery, history
 from pricedb.history_files import RECORD, files_folder, write_point_files
+from pricedb.models import Availability, Pricing, Unit
+from pricedb.offer_filter import OfferFilter
 from pricedb.settings import Settings
-from pricedb.store import PriceStore
+from pricedb.store import PriceStore, utc_naive
 from tests.api.test_history_fast import OFFERS, _questions, _reference_body, _rounds
-from tests.helpers import NOW, serving
+from tests.helpers import NOW, make_quote, make_run, serving
 
 
-def _check(state: AppState, questions: list[HistoryQuery]) -> int:
-    """Every answer is the reference's; returns how many of those holding points came from the files."""
-    _layout_cache_cleared()
+def _check(state: AppState, questions: list[HistoryQuery], clear: bool = True) -> int:
+    """Every answer is the reference's; returns how many of those holding points came from the files.
+    `clear`: the layout (and what it holds) read anew, not extended from the last version's."""
+    if clear:
+        _layout_cache_cleared()
     from_files = 0
     for query in questions:
         plain = history(state.store.cursor(), query, laid_out=False)
@@ -66,16 +71,106 @@ def test_files_answer_named_offers_after_a_compaction(compacted: tuple[AppState,
     assert sorted(p.name.split("-")[0] for p in folder.iterdir()) == ["history", "points", "series"]
 
 
-def test_observations_since_the_compaction_are_read_from_duckdb(
+def test_observations_since_the_compaction_are_held_beside_the_files(
     compacted: tuple[AppState, list[HistoryQuery]],
 ) -> None:
+    """Runs landed since the compaction: the files answer with those observations held in memory
+    (pricedb.history_recent), read again each time a run lands; a second compaction's files replace
+    the first's and nothing is held."""
     state, questions = compacted
-    end = _rounds(state.store, random.Random(7), NOW - timedelta(days=5), 3)
-    assert end > NOW - timedelta(days=5)
-    assert _check(state, questions) == 0
+    end = NOW - timedelta(days=5)
+    for seed in range(3):  # a run at a time: each lands a new data version, read on top of the last
+        end = _rounds(state.store, random.Random(seed), end, 2)
+        assert _check(state, questions, clear=seed == 0) == _with_points(state, questions) > 30
+        assert _layout(state)[2] is not None
+    extended = _layout(state)[2]
+    assert _check(state, questions) == _with_points(state, questions)  # read whole: the same answers
+    fresh = _layout(state)[2]
+    assert extended is not None and fresh is not None and extended is not fresh
+    assert sorted(extended.keys) == fresh.keys and len(extended.held) == len(fresh.held)
     state.store.compact_history()  # a second compaction: its files replace the first's
     assert _check(state, questions) == _with_points(state, questions) > 30
+    assert _layout(state)[2] is None
     assert len(list(files_folder(state.store.path).iterdir())) == 3
+
+
+NEW_OFFER = ("aws", "US-East-1", "g6e.48xlarge", Pricing.SPOT)
+
+
+def _runs_since(store: PriceStore, rng: random.Random, moments: list[datetime], offers: list[tuple]) -> None:
+    """A run per provider at each moment, every one of `offers` observed (prices, currency, unit,
+    GPU model and availability drawn as in `_rounds`)."""
+    for at in moments:
+        for provider in ("aws", "azure"):
+            quotes = [
+                make_quote(provider=p, region=r, sku=s, pricing=k, observed_at=at,
+                           price=rng.choice([rng.lognormvariate(1, 2), 7.5, 123456789.125]),
+                           currency=rng.choice(["USD", "USD", "CNY", "INR"]), unit=rng.choice(list(Unit)[:2]),
+                           gpu_model=rng.choice(["A100", "H100", "L4"]), availability=rng.choice(list(Availability)))
+                for p, r, s, k in offers if p == provider
+            ]  # fmt: skip
+            if quotes:
+                store.record_run(make_run(provider, quotes, finished_at=at))
+
+
+def _edge_questions(moments: list[datetime], rng: random.Random) -> list[HistoryQuery]:
+    """Named offers' questions whose window starts or ends exactly at a point, on either side of the
+    compaction (since is inclusive, until exclusive), plus each offer's whole history."""
+    questions = []
+    for p, r, s, k in [*OFFERS, NEW_OFFER]:
+        named = OfferFilter(providers=(p,), regions=(r.lower(),), skus=(s,), pricings=(k.value,),
+                            gpus=rng.choice([(), ("A100",), ("H100", "L4")]),
+                            include_unavailable=rng.random() < 0.7)  # fmt: skip
+        for since, until in itertools.pairwise(moments):
+            questions.append(HistoryQuery(utc_naive(since), utc_naive(until), named))
+        questions.append(HistoryQuery(utc_naive(moments[0]), utc_naive(moments[-1] + timedelta(days=1)), named))
+        questions.append(HistoryQuery(utc_naive(NOW - timedelta(days=400)), utc_naive(NOW), named))
+    several = OfferFilter(providers=("aws",), regions=("us-east-1",), skus=(OFFERS[0][2], NEW_OFFER[2]),
+                          pricings=("on_demand", "spot"))  # fmt: skip
+    for limit, offset in ((1, 0), (1, 1), (2, 1), (5, 0)):
+        questions.append(HistoryQuery(utc_naive(NOW - timedelta(days=400)), utc_naive(NOW), several, limit, offset))
+    return questions
+
+
+def test_an_offer_new_or_withdrawn_since_the_compaction_and_windows_at_its_edges(
+    compacted: tuple[AppState, list[HistoryQuery]],
+) -> None:
+    """Several runs since the compaction, one listing an offer never seen before and none listing
+    the last one (withdrawn); a run observed at the very moment of a compacted point (the later id
+    comes second); windows starting or ending at a point on either side: the reference's bytes."""
+    state, questions = compacted
+    rng = random.Random(41)
+    cur = state.store.cursor()
+    (last,) = cur.execute("SELECT max(observed_at) FROM history_points").fetchone()
+    moments = [last, last + timedelta(hours=3), last + timedelta(hours=5, microseconds=7), NOW - timedelta(hours=1)]
+    _runs_since(state.store, rng, moments[:1], OFFERS[:-1])  # the same moment as compacted points
+    _layout(state)
+    for at in moments[1:]:  # each run read on top of what is held: a new offer, then its next points
+        _runs_since(state.store, rng, [at], [*OFFERS[:-1], NEW_OFFER])
+        _layout(state)
+    edges = _edge_questions(moments, rng)
+    assert _check(state, [*questions, *edges], clear=False) == _with_points(state, [*questions, *edges]) > 60
+    assert _check(state, [*questions, *edges]) == _with_points(state, [*questions, *edges])
+    p, r, s, k = NEW_OFFER
+    whole = OfferFilter(providers=(p,), regions=(r,), skus=(s,), pricings=(k.value,))
+    (new,) = history(cur, HistoryQuery(utc_naive(moments[0]), utc_naive(NOW), whole), laid_out=False).series
+    assert len(new.points) == 3
+    assert history_from_files(HistoryQuery(utc_naive(moments[0]), utc_naive(NOW), whole), *_layout(state))
+
+
+def test_a_tail_over_its_bound_is_read_from_duckdb(compacted: tuple[AppState, list[HistoryQuery]]) -> None:
+    """GPUPRICE_HISTORY_RECENT_MB: observations since the compaction that would take more are not
+    held, and the answers are DuckDB's; so are they when the files are missing."""
+    state, questions = compacted
+    _rounds(state.store, random.Random(3), NOW - timedelta(days=3), 2)
+    state.settings = state.settings.model_copy(update={"history_recent_mb": 0.0})
+    assert _check(state, questions) == 0
+    assert _layout(state)[1:] == (_layout(state)[1], None)
+    state.settings = state.settings.model_copy(update={"history_recent_mb": 1.0})
+    assert _check(state, questions) == _with_points(state, questions) > 30
+    for path in files_folder(state.store.path).iterdir():
+        path.unlink()
+    assert _check(state, questions) == 0
 
 
 def _one(folder: Path, prefix: str) -> Path:
@@ -168,13 +263,21 @@ def _urls(rng: random.Random) -> list[str]:
     return urls
 
 
+@pytest.mark.parametrize("runs_since", [False, True])
 def test_small_answers_written_on_the_loop_are_the_same_bytes(
-    compacted: tuple[AppState, list[HistoryQuery]], settings: Settings, monkeypatch: pytest.MonkeyPatch
+    compacted: tuple[AppState, list[HistoryQuery]],
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    runs_since: bool,
 ) -> None:
-    """Over HTTP: answered at once on the event loop (small, cached records), in the heavy answers'
-    thread from the files (AT_ONCE_POINTS exceeded, or the page cache may not be asked), and by DuckDB
-    (no files): the same bytes, which are the plain reference's."""
+    """Over HTTP, right after the compaction and with runs landed since: answered at once on the
+    event loop (small, cached records), in the heavy answers' thread from the files (AT_ONCE_POINTS
+    exceeded, or the page cache may not be asked), and by DuckDB (no files): the same bytes, which
+    are the plain reference's."""
     state, _ = compacted
+    if runs_since:
+        moments = [NOW - timedelta(days=d, hours=h) for d in (120, 60, 1) for h in (0, 7)]
+        _runs_since(state.store, random.Random(2), moments, [*OFFERS[:-1], NEW_OFFER])
     urls = _urls(random.Random(5))
     at_once = []
     answer = api_history.history_answer_at_once
