@@ -115,29 +115,41 @@ def make_settings(folder: Path, **overrides: object) -> Settings:
 
 _CLOCK_ORIGIN = "TESTS_CLOCK_ORIGIN_MONOTONIC"
 
-# The files that take longest, longest first, from `--durations` summed per file (a file's share of
-# its session fixtures included). With `--dist loadfile --no-loadscope-reorder` (pyproject) each
-# worker takes the next file of this order when it runs low, so a long file never starts last and
-# runs on alone while the other worker idles. Files not named here follow in collection order.
+# The files that take longest, longest first: each file's wall time in a whole xdist run (setup,
+# call and teardown of its tests summed, its module and session fixtures included). With `--dist
+# loadfile --no-loadscope-reorder` (pyproject) each worker takes the next file of this order when it
+# runs low, so a long file never starts last and runs on alone while the other worker idles. Files
+# not named here follow in collection order.
 LONGEST_FIRST = (
+    "tests/api/test_history_files.py",
     "tests/replication/test_replicas.py",
-    "tests/fault_matrix/test_storage.py",
     "tests/web/test_browser.py",
-    "tests/end_to_end/test_wheel_install.py",
-    "tests/formats/test_skypilot_readback.py",
-    "tests/store/test_snapshot_sql.py",
+    "tests/fault_matrix/test_storage.py",
     "tests/api/test_day_answers.py",
-    "tests/end_to_end/test_offline_round_to_api_and_cli.py",
-    "tests/fault_matrix/test_collectors.py",
+    "tests/formats/test_skypilot_readback.py",
+    "tests/end_to_end/test_wheel_install.py",
     "tests/fault_matrix/test_api.py",
-    "tests/api/test_history_and_snapshots.py",
-    "tests/api/test_cheapest_by_model.py",
-    "tests/api/test_front.py",
-    "tests/formats/test_price_sheet.py",
+    "tests/store/test_snapshot_sql.py",
+    "tests/api/test_estimate_endpoint.py",
+    "tests/web/test_market_memo.py",
+    "tests/api/test_endpoints.py",
+    "tests/api/test_query_fast.py",
+    "tests/api/test_cheapest_every_card.py",
+    "tests/store/test_digest_sql.py",
+    "tests/api/test_cheapest_fast.py",
+    "tests/fault_matrix/test_collectors.py",
     "tests/replication/test_snapshots.py",
+    "tests/api/test_history_fast.py",
+    "tests/api/test_front.py",
+    "tests/api/test_history_and_snapshots.py",
+    "tests/formats/test_foreign_catalogs.py",
+    "tests/api/test_cheapest_by_model.py",
+    "tests/end_to_end/test_offline_round_to_api_and_cli.py",
+    "tests/store/test_digest.py",
+    "tests/end_to_end/test_vast_and_autodl.py",
+    "tests/formats/test_price_sheet.py",
     "tests/end_to_end/test_e2e_networks_and_manual_sheet.py",
     "tests/end_to_end/test_tencent_signed_live.py",
-    "tests/api/test_cheapest_fast.py",
     "tests/end_to_end/test_lambda_runpod_verda.py",
     "tests/end_to_end/test_gcp_and_oci.py",
     "tests/end_to_end/test_aliyun_signed_live.py",

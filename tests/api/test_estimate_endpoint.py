@@ -14,6 +14,7 @@ from api.cli.options import ESTIMATOR_OPTIONS
 from api.estimator import EstimateQuery
 from api.query import EstimatorFields
 from pricedb.settings import Settings
+from pricedb.store import PriceStore
 from tests.helpers import assert_422_naming
 
 CONTRACT_FIELDS = {"total_gb", "per_gpu_gb", "low_gb", "high_gb", "borderline", "breakdown", "assumptions"}
@@ -21,9 +22,9 @@ CONTRACT_BREAKDOWN = {"weights_gb", "kv_cache_gb", "activations_gb", "gradients_
 
 
 @pytest.fixture
-def client(settings: Settings):
-    # /estimate needs no prices: an empty store is enough.
-    with TestClient(create_app(settings, schedule=False)) as test_client:
+def client(settings: Settings, store: PriceStore):
+    # /estimate needs no prices: an empty store is enough (a copy of the migrated one, not a new file).
+    with TestClient(create_app(settings, store=store, schedule=False)) as test_client:
         yield test_client
 
 
