@@ -123,7 +123,7 @@ class Market:
         """Each shown column's cells, down the rows (or down `rows`)."""
         words, link, rows = self.page.words, self.page.offer_link, self.rows if rows is None else rows
         return [
-            column_cells(c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html)
+            column_cells(c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html, html)
             for c in self.shown
         ]
 
@@ -195,12 +195,22 @@ HEAD_WAY = ("<tr>",)  # a row's attributes after its `data-k`, kept in the cell 
 
 
 def row_heads(rows: list[dict[str, Any]]) -> list[str]:
-    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures came from."""
+    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures
+    came from; and, where it has a ¥/h, that figure, its GPUs and their memory, which the script
+    works out the CNY figures from (table.DERIVED_MONEY) in every currency."""
     return [
         f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
-        f'data-c="{escape(row.get("currency") or "")}">'
+        f'data-c="{escape(row.get("currency") or "")}"{_figures(row)}>'
         for row in rows
     ]
+
+
+def _figures(row: dict[str, Any]) -> str:
+    """A row's `data-h`, `data-n`, `data-m` (unquoted: reprs of numbers), where it has all three."""
+    per_hour, count, memory = row.get("cny_per_hour"), row.get("gpu_count"), row.get("gpu_memory_gb")
+    if per_hour is None or count is None or memory is None:
+        return ""
+    return f" data-h={per_hour!r} data-n={count!r} data-m={memory!r}"
 
 
 Writer = Callable[[list[dict[str, Any]]], list[str]]
@@ -215,7 +225,9 @@ def cell_ways(page: Page, currency: str, rates: Rates, shown: list[Column]) -> t
     for c in shown:
         ways.append(way_of(c, currency, page.lang, page.lang_given))
         writers.append(
-            lambda todo, c=c: column_cells(c, todo, words, currency, rates, link if c.key == "sku" else None, True)
+            lambda todo, c=c: column_cells(
+                c, todo, words, currency, rates, link if c.key == "sku" else None, html=True, headed=True
+            )
         )
     return ways, writers
 

@@ -28,6 +28,28 @@ DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
 Rates = dict[str, dict[str, float]]
 
 
+def _per_gpu_hour(row: dict[str, Any]) -> float | None:
+    per_hour, count = row.get("cny_per_hour"), row.get("gpu_count")
+    return per_hour / count if per_hour is not None and count else None
+
+
+def _per_gb_hour(row: dict[str, Any]) -> float | None:
+    per_hour, count, memory = row.get("cny_per_hour"), row.get("gpu_count"), row.get("gpu_memory_gb")
+    return per_hour / (count * memory) if per_hour is not None and count and memory else None
+
+
+# The CNY figures the market's script works out from its row's `data-h` (¥/h), `data-n` (GPUs) and
+# `data-m` (GB per GPU) as pricedb.normalize does (one IEEE division each, the same double in
+# JavaScript): where a row's figure is exactly that, its cell needs no `data-v` (about a third of
+# the 37-column page's compressed bytes were these full-precision numbers, each written again
+# in three columns). A figure that is not (none today) keeps its `data-v`.
+DERIVED_MONEY: dict[str, Callable[[dict[str, Any]], float | None]] = {
+    "cny_per_hour": lambda row: row.get("cny_per_hour"),
+    "cny_per_gpu_hour": _per_gpu_hour,
+    "cny_per_gb_hour": _per_gb_hour,
+}
+
+
 @dataclass(frozen=True)
 class Column:
     key: str
@@ -172,6 +194,7 @@ def column_cells(
     rates: Rates,
     link: Callable[[dict[str, Any]], str] | None = None,
     html: bool = False,
+    headed: bool = False,
 ) -> list[str]:
     """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
     with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text does not
@@ -179,7 +202,9 @@ def column_cells(
     comprehension: a market page writes tens of thousands of cells (numbers and moments need no
     escaping). The cells are as short as HTML allows, as the page's size and its compression
     time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
-    classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote)."""
+    classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote).
+    `headed`: each row's head carries what the script derives the CNY figures from (the market's
+    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
     values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
@@ -199,6 +224,16 @@ def column_cells(
             ]
         if not html:
             return [MISSING if v is None else t for v, t in zip(values, texts, strict=True)]
+        derived = DERIVED_MONEY.get(key) if headed else None
+        if derived is not None:  # `data-v=""`: none, where the script would work one out
+            return [
+                (missing if derived(row) is None else f'<td data-v="">{MISSING}')
+                if v is None
+                else f"<td>{t}"
+                if v == derived(row)
+                else f"<td data-v={v!r}>{t}"
+                for v, t, row in zip(values, texts, rows, strict=True)
+            ]
         return [missing if v is None else f"<td data-v={v!r}>{t}" for v, t in zip(values, texts, strict=True)]
     if kind == "native":
         units = {unit: escape(words.value("unit", unit)) for unit in {row.get("unit") for row in rows}}

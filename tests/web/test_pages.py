@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from api.web.i18n import negotiate
-from api.web.table import raw_value
+from api.web.i18n import Words, negotiate
+from api.web.market import row_heads
+from api.web.table import column, column_cells, raw_value
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
 from pricedb.settings import Settings
@@ -313,3 +314,28 @@ def test_a_number_cell_holds_its_value_only_where_its_text_does_not_read_as_it()
     assert raw_value(24) == raw_value(24.0) == raw_value(0.25) == ""
     assert raw_value(0.2432654438844017) == " data-v=0.2432654438844017"  # shown to six decimals
     assert raw_value(1e-7) == " data-v=1e-07"  # shown as 0
+
+
+def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
+    """The market's rows carry their ¥/h, GPUs and GB per GPU (`data-h`, `data-n`, `data-m`); a CNY
+    figure that is exactly what the script works out from them has no `data-v`, any other keeps it,
+    and an unknown figure where the script would work one out says so (`data-v=""`)."""
+    words = Words("en")
+    row = {"cny_per_hour": 10.0, "gpu_count": 3, "gpu_memory_gb": 80.0, "currency": "USD"}
+    other = {**row, "cny_per_gpu_hour": 3.3, "cny_per_gb_hour": None}  # not 10 / 3; unknown though derivable
+    exact = {**row, "cny_per_gpu_hour": 10.0 / 3, "cny_per_gb_hour": 10.0 / (3 * 80.0)}
+    unpriced = {"cny_per_hour": None, "cny_per_gpu_hour": None, "cny_per_gb_hour": None, "gpu_count": 3}
+    rows = [exact, other, unpriced]
+
+    def cells(key: str, headed: bool) -> list[str]:
+        return column_cells(column(key, 1.0, words), rows, words, "CNY", {}, html=True, headed=headed)
+
+    assert cells("cny_per_hour", True) == ["<td>10.00", "<td>10.00", "<td>—"]
+    assert cells("cny_per_gpu_hour", True) == ["<td>3.33", "<td data-v=3.3>3.30", "<td>—"]
+    assert cells("cny_per_gb_hour", True) == ["<td>0.0417", '<td data-v="">—', "<td>—"]
+    assert cells("cny_per_gb_hour", False) == [f"<td data-v={10.0 / 240}>0.0417", "<td>—", "<td>—"]  # no heads
+    assert [head.split("data-c=")[1] for head in row_heads(rows)] == [
+        '"USD" data-h=10.0 data-n=3 data-m=80.0>',
+        '"USD" data-h=10.0 data-n=3 data-m=80.0>',
+        '"">',
+    ]
