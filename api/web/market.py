@@ -33,6 +33,7 @@ from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rate
 from api.web.params import Problems, given, is_list, parse
 from api.web.table import (
     DERIVED,
+    NOTED,
     Column,
     Rates,
     column_cells,
@@ -113,6 +114,7 @@ class Market:
     refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
     places: Places | None = None  # the rows' places in the cell memo
     ranks: Sequence[int] | None = None  # fast: each row's rank among them in offer-key order (`data-k`)
+    notes: Notes | None = None  # the current offers' notes, numbered (none for another day's market)
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -122,10 +124,26 @@ class Market:
     def columns_cells(self, html: bool = False, rows: list[dict[str, Any]] | None = None) -> list[list[str]]:
         """Each shown column's cells, down the rows (or down `rows`)."""
         words, link, rows = self.page.words, self.page.offer_link, self.rows if rows is None else rows
+        numbered = self.notes.numbers if self.notes is not None else None
         return [
-            column_cells(c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html, html)
+            column_cells(
+                c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html, html, numbered
+            )
             for c in self.shown
         ]
+
+    def notes_html(self) -> Markup:
+        """The numbered notes of the shown rows, each once, below the table (where a column of notes is shown)."""
+        if self.notes is None or not any(c.key in NOTED for c in self.shown):
+            return Markup("")
+        numbers, items = self.notes.numbers, self.notes.items
+        shown = sorted({numbers[text] for text in map(methodcaller("get", "notes"), self.rows) if text in numbers})
+        if not shown:
+            return Markup("")
+        title = escape(self.page.words("notes"))
+        return Markup(
+            f'<section class="notes"><h2>{title}</h2><ol>{"".join(map(items.__getitem__, shown))}</ol></section>'
+        )
 
     def table_rows(self) -> list[tuple[str, ...]]:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
@@ -145,7 +163,7 @@ class Market:
             ]
             return ["\n".join(written).encode()]
         places = self.places or self.cells.places(None, self.rows)
-        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown)
+        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown, self.notes)
         rows = self.cells.rows(ways, places, self.rows, writers)
         self.refit()
         ranks = self.ranks if self.ranks is not None else self.cells.ranks(places)
@@ -216,9 +234,12 @@ def _figures(row: dict[str, Any]) -> str:
 Writer = Callable[[list[dict[str, Any]]], list[str]]
 
 
-def cell_ways(page: Page, currency: str, rates: Rates, shown: list[Column]) -> tuple[list[Way], list[Writer]]:
+def cell_ways(
+    page: Page, currency: str, rates: Rates, shown: list[Column], notes: Notes | None
+) -> tuple[list[Way], list[Writer]]:
     """The ways a row of the view is written in (its head, then each shown column), each with how
-    to write a way's cells of rows (for the cell memo)."""
+    to write a way's cells of rows (for the cell memo; `notes`: the numbers of the memo's notes)."""
+    numbered = notes.numbers if notes is not None else None
     words, link = page.words, page.offer_link
     ways: list[Way] = [HEAD_WAY]
     writers: list[Writer] = [row_heads]
@@ -226,17 +247,24 @@ def cell_ways(page: Page, currency: str, rates: Rates, shown: list[Column]) -> t
         ways.append(way_of(c, currency, page.lang, page.lang_given))
         writers.append(
             lambda todo, c=c: column_cells(
-                c, todo, words, currency, rates, link if c.key == "sku" else None, html=True, headed=True
+                c, todo, words, currency, rates, link if c.key == "sku" else None, True, True, numbered
             )
         )
     return ways, writers
 
 
 def write_cells(
-    memo: CellMemo, places: Places, page: Page, currency: str, rates: Rates, shown: list[Column], rows: list[Row]
+    memo: CellMemo,
+    places: Places,
+    page: Page,
+    currency: str,
+    rates: Rates,
+    shown: list[Column],
+    rows: list[Row],
+    notes: Notes | None,
 ) -> None:
     """Write into `memo` the heads of `rows` (at `places`) and each shown column's cells, where missing."""
-    for way, write in zip(*cell_ways(page, currency, rates, shown), strict=True):
+    for way, write in zip(*cell_ways(page, currency, rates, shown, notes), strict=True):
         memo.cells(way, places, rows, write)
 
 
@@ -299,6 +327,27 @@ def sort_rows_fast(
     """`sort_rows` by `sorted_order` (`ranks`: each row's rank in offer-key order, if known)."""
     tiebreak = ranks if ranks is not None else [offer_key(row) for row in rows]
     return [rows[i] for i in sorted_order(sort_values(rows, key), tiebreak, desc)]
+
+
+@dataclass(frozen=True)
+class Notes:
+    """The current offers' notes: each text's number (in the texts' order, so numbers sort as they
+    do) and its item in the list below the table."""
+
+    numbers: dict[str, int]
+    items: dict[int, str]
+
+
+def current_notes(current: CurrentOffers) -> Notes:
+    """The current offers' notes numbered, once per set of current offers (the cell memo of the
+    current market writes these numbers, so they must not change while it stands)."""
+    found: Notes | None = current.derived.get("notes")
+    if found is None:
+        texts = sorted({o.notes for o in current.offers if o.notes})
+        numbers = {text: number for number, text in enumerate(texts, 1)}
+        items = {number: f"<li value={number} id=n{number}>{escape(text)}" for text, number in numbers.items()}
+        found = current.derived.setdefault("notes", Notes(numbers, items))
+    return found
 
 
 def observed_values(state: AppState, rows: list[dict[str, Any]]) -> list[Any] | None:
@@ -388,6 +437,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
             rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
             base.ranks = [base.ranks[i] for i in order]
     found.places, found.rows = base.places, rows
+    found.notes = current_notes(state.current()) if params.date is None else None
     found.ranks = base.ranks if fast else None
     found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
@@ -510,6 +560,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "header": m.header(),
         "table_class": table_classes(m.shown),
         "rows_html": ROWS,
+        "notes_html": m.notes_html(),
         "pager": pager,
         "csv_href": f"/market.csv{query}",
         "md_href": f"/market.md{query}",

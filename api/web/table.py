@@ -24,6 +24,9 @@ VOCABULARY = {"pricing": "pricing", "availability": "availability", "unit": "uni
 NATIVE_PRICES = ("price", "list_price")
 PER = {"hour": "h", "gpu_hour": "GPU·h", "gb_hour": "GB·h", "mtoken": "M tokens"}
 DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
+# Long texts that repeat down the market: there, each cell is the number of its note, written once
+# below the table (`numbered`); in the CSV, the Markdown and other tables, the text itself.
+NOTED = frozenset({"notes"})
 
 Rates = dict[str, dict[str, float]]
 
@@ -53,7 +56,7 @@ DERIVED_MONEY: dict[str, Callable[[dict[str, Any]], float | None]] = {
 @dataclass(frozen=True)
 class Column:
     key: str
-    kind: str  # money, native, when, link, vocab, flag, number, data, text
+    kind: str  # money, native, when, link, vocab, flag, number, data, note, text
     label: str
     unit: str = ""  # money: what the amount is per (h, GB·h)
 
@@ -73,6 +76,8 @@ def kind_of(key: str, sample: Any) -> str:
         return "link"
     if key in VOCABULARY:
         return "vocab"
+    if key in NOTED and (sample is None or isinstance(sample, str)):
+        return "note"
     if isinstance(sample, bool):
         return "flag"
     if isinstance(sample, int | float):
@@ -195,6 +200,7 @@ def column_cells(
     link: Callable[[dict[str, Any]], str] | None = None,
     html: bool = False,
     headed: bool = False,
+    numbered: Mapping[str, int] | None = None,
 ) -> list[str]:
     """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
     with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text does not
@@ -204,7 +210,11 @@ def column_cells(
     time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
     classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote).
     `headed`: each row's head carries what the script derives the CNY figures from (the market's
-    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`."""
+    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbered`: each
+    note's number, for a note column's cells to link to it by (its text is written below the table:
+    the notes of 2,000 offers are a few hundred texts, which gzip's 32 KB window could not see repeat);
+    the numbers follow the texts' order, so the script sorts the column by them as the server sorts by
+    the texts."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
     values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
@@ -285,6 +295,18 @@ def column_cells(
             attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
             dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
             written[value] = f"<td{attr}>{dot}{escape(text)}" if html else text
+        return [written[v] for v in values]
+    if kind == "note" and html and numbered is not None:
+        written = {}
+        for value in set(values):
+            place = numbered.get(value)
+            written[value] = (
+                f"<td><a href=#n{place}>{place}</a>"
+                if place
+                else missing
+                if value is None
+                else f"<td>{escape(str(value))}"
+            )
         return [written[v] for v in values]
     texts = [
         None

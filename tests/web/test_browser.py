@@ -287,11 +287,11 @@ def test_sorting_any_column_as_the_api_sorts(visit: Any, served: tuple[str, FxTa
     assert [key_of(r) for r in table(page)] == [offer_key(o) for o in expected]
     # Columns /offers cannot sort by, sorted in place as the server does: numbers by their `data-v` or,
     # where it is left out, their text; the total memory (derived on the page) as a number too; the
-    # CNY figures per GPU and per GB by the exact values their row gives (their text is rounded: offers
+    # notes by their numbers (in the texts' order, each text written once below the table); the CNY
+    # figures per GPU and per GB by the exact values their row gives (their text is rounded: offers
     # that show the same figure sort by the exact one, then by offer key, as the server sorts them).
-    columns = (
-        "provider,region,sku,pricing,price,gpu_memory_gb,total_gb,vcpus,availability,cny_per_gpu_hour,cny_per_gb_hour"
-    )
+    columns = "provider,region,sku,pricing,price,gpu_memory_gb,total_gb,vcpus,availability,notes"
+    columns += ",cny_per_gpu_hour,cny_per_gb_hour"
     page = tab.go(f"/?{VIEW}&cols={columns}")
     shown = table(page)
     for name in ("cny_per_gpu_hour", "cny_per_gb_hour"):  # the view holds rounded ties of different figures
@@ -299,12 +299,14 @@ def test_sorting_any_column_as_the_api_sorts(visit: Any, served: tuple[str, FxTa
         for row in shown:
             texts.setdefault(row[name][0], set()).add(row[name][1])
         assert any(len(exact) > 1 for exact in texts.values()), name
+    assert len({row["notes"][0] for row in shown} - {"—"}) > 1  # notes of several numbers to sort
     for column in (
         "gpu_memory_gb",
         "availability",
         "total_gb",
         "price",
         "vcpus",
+        "notes",
         "cny_per_gpu_hour",
         "cny_per_gb_hour",
     ):

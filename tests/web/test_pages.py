@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.web.i18n import Words, negotiate
-from api.web.market import row_heads
+from api.web.market import row_heads, sort_rows
 from api.web.table import column, column_cells, raw_value
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
@@ -339,3 +340,30 @@ def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
         '"USD" data-h=10.0 data-n=3 data-m=80.0>',
         '"">',
     ]
+
+
+def test_the_notes_are_numbered_and_each_written_once_below_the_market(client: TestClient) -> None:
+    """A notes cell is its note's number, linking to the note below the table (readable without
+    JavaScript); each note shown is written there once; the numbers follow the notes' order, so the
+    column sorts by them as the server sorts by the texts; the CSV keeps the texts."""
+    query = "cols=provider,region,sku,pricing,notes&sort=notes"
+    page = client.get(f"/?{query}", headers=HTML).text
+    offers = sort_rows(client.get("/offers?limit=5000").json()["offers"], "notes", False)  # as the page sorts
+    rows = parsed(page).tables["market"][1:]
+    assert len(rows) == len(offers) and any(o["notes"] for o in offers)
+    listed = dict(re.findall(r"<li value=(\d+) id=n\1>([^<]*)", page))
+    texts = {o["notes"] for o in offers if o["notes"]}
+    assert sorted(unescape(t) for t in listed.values()) == sorted(texts)  # each note once, only those shown
+    numbers = []
+    for row, offer in zip(rows, offers, strict=True):
+        if not offer["notes"]:
+            assert row[4] == "—"
+            continue
+        assert unescape(listed[row[4]]) == offer["notes"]
+        numbers.append(int(row[4]))
+    assert numbers == sorted(numbers)  # sorted by the texts, the numbers are in order too
+    assert len(re.findall(r"<td><a href=#n(\d+)>\1</a>", page)) == len(numbers)
+    shown = list(csv.reader(io.StringIO(client.get(f"/market.csv?{query}").text)))[1:]
+    assert [r[4] for r in shown] == [o["notes"] or "" for o in offers]
+    assert '<section class="notes">' in page
+    assert '<section class="notes">' not in client.get("/?cols=provider,sku", headers=HTML).text  # none shown

@@ -5,7 +5,7 @@
 
 (function () {
   const SYMBOLS = { CNY: "¥", USD: "$", EUR: "€", INR: "₹" };
-  const NUMERIC = new Set(["money", "native", "number"]);
+  const NUMERIC = new Set(["money", "native", "number", "note"]);  // a note cell: its number, in the texts' order
   const MISSING = "—";
   const DERIVED = {  // a row's CNY figures from its ¥/h (h), GPUs (n) and GB per GPU (m), where it has them
     cny_per_hour: (h) => h,
