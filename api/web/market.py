@@ -35,12 +35,14 @@ from api.web.table import (
     DERIVED,
     NOTED,
     Column,
+    Numbering,
     Rates,
     column_cells,
     columns_of,
     csv_value,
     markdown_value,
     money_label,
+    raw_value,
     samples_of,
     table_classes,
 )
@@ -114,7 +116,7 @@ class Market:
     refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
     places: Places | None = None  # the rows' places in the cell memo
     ranks: Sequence[int] | None = None  # fast: each row's rank among them in offer-key order (`data-k`)
-    notes: Notes | None = None  # the current offers' notes, numbered (none for another day's market)
+    numbering: Numbering | None = None  # the current offers' notes and prices numbered (none for another day's)
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -124,19 +126,19 @@ class Market:
     def columns_cells(self, html: bool = False, rows: list[dict[str, Any]] | None = None) -> list[list[str]]:
         """Each shown column's cells, down the rows (or down `rows`)."""
         words, link, rows = self.page.words, self.page.offer_link, self.rows if rows is None else rows
-        numbered = self.notes.numbers if self.notes is not None else None
+        numbering = self.numbering
         return [
             column_cells(
-                c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html, html, numbered
+                c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html, html, numbering
             )
             for c in self.shown
         ]
 
     def notes_html(self) -> Markup:
         """The numbered notes of the shown rows, each once, below the table (where a column of notes is shown)."""
-        if self.notes is None or not any(c.key in NOTED for c in self.shown):
+        if self.numbering is None or not any(c.key in NOTED for c in self.shown):
             return Markup("")
-        numbers, items = self.notes.numbers, self.notes.items
+        numbers, items = self.numbering.notes, self.numbering.note_items
         shown = sorted({numbers[text] for text in map(methodcaller("get", "notes"), self.rows) if text in numbers})
         if not shown:
             return Markup("")
@@ -163,7 +165,7 @@ class Market:
             ]
             return ["\n".join(written).encode()]
         places = self.places or self.cells.places(None, self.rows)
-        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown, self.notes)
+        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown, self.numbering)
         rows = self.cells.rows(ways, places, self.rows, writers)
         self.refit()
         ranks = self.ranks if self.ranks is not None else self.cells.ranks(places)
@@ -235,11 +237,10 @@ Writer = Callable[[list[dict[str, Any]]], list[str]]
 
 
 def cell_ways(
-    page: Page, currency: str, rates: Rates, shown: list[Column], notes: Notes | None
+    page: Page, currency: str, rates: Rates, shown: list[Column], numbering: Numbering | None
 ) -> tuple[list[Way], list[Writer]]:
     """The ways a row of the view is written in (its head, then each shown column), each with how
-    to write a way's cells of rows (for the cell memo; `notes`: the numbers of the memo's notes)."""
-    numbered = notes.numbers if notes is not None else None
+    to write a way's cells of rows (for the cell memo; `numbering`: the memo's notes and prices numbered)."""
     words, link = page.words, page.offer_link
     ways: list[Way] = [HEAD_WAY]
     writers: list[Writer] = [row_heads]
@@ -247,7 +248,7 @@ def cell_ways(
         ways.append(way_of(c, currency, page.lang, page.lang_given))
         writers.append(
             lambda todo, c=c: column_cells(
-                c, todo, words, currency, rates, link if c.key == "sku" else None, True, True, numbered
+                c, todo, words, currency, rates, link if c.key == "sku" else None, True, True, numbering
             )
         )
     return ways, writers
@@ -261,10 +262,10 @@ def write_cells(
     rates: Rates,
     shown: list[Column],
     rows: list[Row],
-    notes: Notes | None,
+    numbering: Numbering | None,
 ) -> None:
     """Write into `memo` the heads of `rows` (at `places`) and each shown column's cells, where missing."""
-    for way, write in zip(*cell_ways(page, currency, rates, shown, notes), strict=True):
+    for way, write in zip(*cell_ways(page, currency, rates, shown, numbering), strict=True):
         memo.cells(way, places, rows, write)
 
 
@@ -329,24 +330,17 @@ def sort_rows_fast(
     return [rows[i] for i in sorted_order(sort_values(rows, key), tiebreak, desc)]
 
 
-@dataclass(frozen=True)
-class Notes:
-    """The current offers' notes: each text's number (in the texts' order, so numbers sort as they
-    do) and its item in the list below the table."""
-
-    numbers: dict[str, int]
-    items: dict[int, str]
-
-
-def current_notes(current: CurrentOffers) -> Notes:
-    """The current offers' notes numbered, once per set of current offers (the cell memo of the
-    current market writes these numbers, so they must not change while it stands)."""
-    found: Notes | None = current.derived.get("notes")
+def current_numbering(current: CurrentOffers) -> Numbering:
+    """The current offers' notes numbered and prices ranked (table.Numbering), once per set of current
+    offers (the cell memo of the current market writes these numbers: they stand while it does)."""
+    found: Numbering | None = current.derived.get("numbering")
     if found is None:
         texts = sorted({o.notes for o in current.offers if o.notes})
-        numbers = {text: number for number, text in enumerate(texts, 1)}
-        items = {number: f"<li value={number} id=n{number}>{escape(text)}" for text, number in numbers.items()}
-        found = current.derived.setdefault("notes", Notes(numbers, items))
+        notes = {text: place for place, text in enumerate(texts, 1)}
+        items = {place: f"<li value={place} id=n{place}>{escape(text)}" for text, place in notes.items()}
+        prices = {o.price for o in current.offers if o.price is not None}
+        ranks = None if all(not raw_value(p) for p in prices) else {p: i for i, p in enumerate(sorted(prices))}
+        found = current.derived.setdefault("numbering", Numbering(notes, items, ranks))
     return found
 
 
@@ -437,7 +431,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
             rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
             base.ranks = [base.ranks[i] for i in order]
     found.places, found.rows = base.places, rows
-    found.notes = current_notes(state.current()) if params.date is None else None
+    found.numbering = current_numbering(state.current()) if params.date is None else None
     found.ranks = base.ranks if fast else None
     found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)

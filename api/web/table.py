@@ -27,6 +27,22 @@ DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
 # Long texts that repeat down the market: there, each cell is the number of its note, written once
 # below the table (`numbered`); in the CSV, the Markdown and other tables, the text itself.
 NOTED = frozenset({"notes"})
+RANKED = "price"  # the native price: sorted in the market by its rank among the current offers' prices
+
+
+@dataclass(frozen=True)
+class Numbering:
+    """Numbers the market writes for values of the current offers instead of the values themselves:
+    each note's number (in the texts' order, so the numbers sort as the texts do) and its item in
+    the list below the table; and each native price's rank among them (None when every price reads
+    back from its text, which the script then sorts by). A price's full-precision `data-v` was the
+    largest part of a row's compressed bytes after the CNY figures; its rank sorts the same (equal
+    prices equal ranks, then the offer key) in a few digits."""
+
+    notes: dict[str, int]
+    note_items: dict[int, str]
+    prices: dict[float, int] | None
+
 
 Rates = dict[str, dict[str, float]]
 
@@ -200,7 +216,7 @@ def column_cells(
     link: Callable[[dict[str, Any]], str] | None = None,
     html: bool = False,
     headed: bool = False,
-    numbered: Mapping[str, int] | None = None,
+    numbering: Numbering | None = None,
 ) -> list[str]:
     """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
     with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text does not
@@ -210,11 +226,10 @@ def column_cells(
     time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
     classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote).
     `headed`: each row's head carries what the script derives the CNY figures from (the market's
-    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbered`: each
+    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbering`: each
     note's number, for a note column's cells to link to it by (its text is written below the table:
     the notes of 2,000 offers are a few hundred texts, which gzip's 32 KB window could not see repeat);
-    the numbers follow the texts' order, so the script sorts the column by them as the server sorts by
-    the texts."""
+    and each price's rank, the native price's `data-v` (`Numbering`)."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
     values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
@@ -253,6 +268,12 @@ def column_cells(
         ]
         if not html:
             return [MISSING if t is None else unescape(t) for t in texts]
+        ranks = numbering.prices if numbering is not None and key == RANKED else None
+        if ranks is not None:  # a price not ranked (offers changed meanwhile) keeps its value
+            return [
+                missing if v is None else f"<td data-v={ranks[v] if v in ranks else repr(v)}>{t}"
+                for v, t in zip(values, texts, strict=True)
+            ]
         return [missing if v is None else f"<td{raw_value(v)}>{t}" for v, t in zip(values, texts, strict=True)]
     if kind == "number":
         if not html:
@@ -296,10 +317,10 @@ def column_cells(
             dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
             written[value] = f"<td{attr}>{dot}{escape(text)}" if html else text
         return [written[v] for v in values]
-    if kind == "note" and html and numbered is not None:
+    if kind == "note" and html and numbering is not None:
         written = {}
         for value in set(values):
-            place = numbered.get(value)
+            place = numbering.notes.get(value)
             written[value] = (
                 f"<td><a href=#n{place}>{place}</a>"
                 if place
