@@ -33,8 +33,9 @@ from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rate
 from api.web.params import Problems, given, is_list, parse
 from api.web.table import (
     DERIVED,
-    NOTED,
+    LISTED,
     Column,
+    Listed,
     Numbering,
     Rates,
     column_cells,
@@ -134,18 +135,21 @@ class Market:
             for c in self.shown
         ]
 
-    def notes_html(self) -> Markup:
-        """The numbered notes of the shown rows, each once, below the table (where a column of notes is shown)."""
-        if self.numbering is None or not any(c.key in NOTED for c in self.shown):
-            return Markup("")
-        numbers, items = self.numbering.notes, self.numbering.note_items
-        shown = sorted({numbers[text] for text in map(methodcaller("get", "notes"), self.rows) if text in numbers})
-        if not shown:
-            return Markup("")
-        title = escape(self.page.words("notes"))
-        return Markup(
-            f'<section class="notes"><h2>{title}</h2><ol>{"".join(map(items.__getitem__, shown))}</ol></section>'
-        )
+    def lists_html(self) -> Markup:
+        """Each shown listed column's texts in the shown rows, each once, numbered, below the table
+        (table.LISTED: the cells link to them)."""
+        lists = []
+        for column in self.shown:
+            listed = self.numbering.listed.get(column.key) if self.numbering is not None else None
+            if listed is None:
+                continue
+            places = listed.places
+            shown = sorted({places[t] for t in map(methodcaller("get", column.key), self.rows) if t in places})
+            if shown:
+                items = "".join(map(listed.items.__getitem__, shown))
+                title = escape(self.page.words(column.key))
+                lists.append(f'<section class="listed"><h2>{title}</h2><ol>{items}</ol></section>')
+        return Markup("\n".join(lists))
 
     def table_rows(self) -> list[tuple[str, ...]]:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
@@ -331,16 +335,17 @@ def sort_rows_fast(
 
 
 def current_numbering(current: CurrentOffers) -> Numbering:
-    """The current offers' notes numbered and prices ranked (table.Numbering), once per set of current
+    """The current offers' listed texts numbered and prices ranked (table.Numbering), once per set of current
     offers (the cell memo of the current market writes these numbers: they stand while it does)."""
     found: Numbering | None = current.derived.get("numbering")
     if found is None:
-        texts = sorted({o.notes for o in current.offers if o.notes})
-        notes = {text: place for place, text in enumerate(texts, 1)}
-        items = {place: f"<li value={place} id=n{place}>{escape(text)}" for text, place in notes.items()}
+        rows = current_rows(current, current.offers)
+        listed = {
+            key: Listed.of(key, {r[key] for r in rows if isinstance(r.get(key), str) and r[key]}) for key in LISTED
+        }
         prices = {o.price for o in current.offers if o.price is not None}
         ranks = None if all(not raw_value(p) for p in prices) else {p: i for i, p in enumerate(sorted(prices))}
-        found = current.derived.setdefault("numbering", Numbering(notes, items, ranks))
+        found = current.derived.setdefault("numbering", Numbering(listed, ranks))
     return found
 
 
@@ -554,7 +559,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "header": m.header(),
         "table_class": table_classes(m.shown),
         "rows_html": ROWS,
-        "notes_html": m.notes_html(),
+        "lists_html": m.lists_html(),
         "pager": pager,
         "csv_href": f"/market.csv{query}",
         "md_href": f"/market.md{query}",

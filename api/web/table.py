@@ -24,23 +24,40 @@ VOCABULARY = {"pricing": "pricing", "availability": "availability", "unit": "uni
 NATIVE_PRICES = ("price", "list_price")
 PER = {"hour": "h", "gpu_hour": "GPU·h", "gb_hour": "GB·h", "mtoken": "M tokens"}
 DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
-# Long texts that repeat down the market: there, each cell is the number of its note, written once
-# below the table (`numbered`); in the CSV, the Markdown and other tables, the text itself.
-NOTED = frozenset({"notes"})
+# Long texts that repeat down the market, each written once in a numbered list below the table, the
+# cells linking to their item by number (`#n12`, `#s3`): a few hundred notes and a few dozen source
+# URLs down 2,000 rows, repeats too far apart for gzip's 32 KB window to see. A note's cell shows
+# its number, a source's its host. The CSV, the Markdown and other tables keep the texts.
+LISTED = {"notes": "n", "source_url": "s"}  # column: its items' anchor prefix
 RANKED = "price"  # the native price: sorted in the market by its rank among the current offers' prices
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A listed column's texts numbered in their order (so the numbers sort as the texts do), and
+    each number's item in the list below the table."""
+
+    places: dict[str, int]
+    items: dict[int, str]
+
+    @classmethod
+    def of(cls, key: str, texts: set[str]) -> Listed:
+        places = {text: place for place, text in enumerate(sorted(texts), 1)}
+        anchor = LISTED[key]
+        shown = (lambda t: f'<a href="{t}">{t}</a>') if key.endswith("_url") else (lambda t: t)
+        items = {place: f"<li value={place} id={anchor}{place}>{shown(escape(t))}" for t, place in places.items()}
+        return cls(places, items)
 
 
 @dataclass(frozen=True)
 class Numbering:
     """Numbers the market writes for values of the current offers instead of the values themselves:
-    each note's number (in the texts' order, so the numbers sort as the texts do) and its item in
-    the list below the table; and each native price's rank among them (None when every price reads
-    back from its text, which the script then sorts by). A price's full-precision `data-v` was the
-    largest part of a row's compressed bytes after the CNY figures; its rank sorts the same (equal
-    prices equal ranks, then the offer key) in a few digits."""
+    each listed column's texts numbered (`Listed`); and each native price's rank among them (None
+    when every price reads back from its text, which the script then sorts by). A price's
+    full-precision `data-v` was the largest part of a row's compressed bytes after the CNY figures;
+    its rank sorts the same (equal prices equal ranks, then the offer key) in a few digits."""
 
-    notes: dict[str, int]
-    note_items: dict[int, str]
+    listed: dict[str, Listed]
     prices: dict[float, int] | None
 
 
@@ -92,7 +109,7 @@ def kind_of(key: str, sample: Any) -> str:
         return "link"
     if key in VOCABULARY:
         return "vocab"
-    if key in NOTED and (sample is None or isinstance(sample, str)):
+    if key == "notes" and (sample is None or isinstance(sample, str)):
         return "note"
     if isinstance(sample, bool):
         return "flag"
@@ -226,10 +243,9 @@ def column_cells(
     time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
     classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote).
     `headed`: each row's head carries what the script derives the CNY figures from (the market's
-    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbering`: each
-    note's number, for a note column's cells to link to it by (its text is written below the table:
-    the notes of 2,000 offers are a few hundred texts, which gzip's 32 KB window could not see repeat);
-    and each price's rank, the native price's `data-v` (`Numbering`)."""
+    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbering`: the
+    numbers of the listed columns' texts (`LISTED`), for their cells to link to their item below the
+    table by; and each price's rank, the native price's `data-v` (`Numbering`)."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
     values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
@@ -298,15 +314,21 @@ def column_cells(
                 text += f' <span class="badge stale"{title}>{stale}</span>'
             out.append(f'<td data-v="{value}">{text}' if html else text)
         return out
+    listed = numbering.listed.get(key) if html and numbering is not None else None
     if kind == "link":  # no `rel`: Referrer-Policy same-origin sends no referrer away, a link opened in place no opener
         if not html:
             return [str(v) if v else MISSING for v in values]
-        return [
-            f'<td><a href="{escape(str(v))}">{escape(str(v).split("://", 1)[-1].split("/", 1)[0])}</a>'
-            if v
-            else missing
-            for v in values
-        ]
+        places = listed.places if listed is not None else {}
+        anchor = LISTED.get(key)
+        written = {
+            v: missing
+            if not v
+            else f"<td><a href=#{anchor}{places[v]}>{escape(str(v).split('://', 1)[-1].split('/', 1)[0])}</a>"
+            if v in places
+            else f'<td><a href="{escape(str(v))}">{escape(str(v).split("://", 1)[-1].split("/", 1)[0])}</a>'
+            for v in set(values)
+        }
+        return [written[v] for v in values]
     if kind in ("vocab", "flag"):
         vocabulary = VOCABULARY.get(key, "")
         written: dict[Any, str] = {}  # a handful of values, each written once
@@ -317,10 +339,10 @@ def column_cells(
             dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
             written[value] = f"<td{attr}>{dot}{escape(text)}" if html else text
         return [written[v] for v in values]
-    if kind == "note" and html and numbering is not None:
+    if kind == "note" and listed is not None:
         written = {}
         for value in set(values):
-            place = numbering.notes.get(value)
+            place = listed.places.get(value)
             written[value] = (
                 f"<td><a href=#n{place}>{place}</a>"
                 if place

@@ -286,10 +286,10 @@ def test_sorting_any_column_as_the_api_sorts(visit: Any, served: tuple[str, FxTa
     assert [key_of(r) for r in table(page)] == [offer_key(o) for o in expected]
     # Columns /offers cannot sort by, sorted in place as the server does: numbers by their `data-v` or,
     # where it is left out, their text; the total memory (derived on the page) as a number too; the
-    # notes by their numbers (in the texts' order, each text written once below the table); the CNY
+    # notes and sources by their numbers (in the texts' order, each written once below the table); the CNY
     # figures per GPU and per GB by the exact values their row gives (their text is rounded: offers
     # that show the same figure sort by the exact one, then by offer key, as the server sorts them).
-    columns = "provider,region,sku,pricing,price,gpu_memory_gb,total_gb,vcpus,availability,notes"
+    columns = "provider,region,sku,pricing,price,gpu_memory_gb,total_gb,vcpus,availability,notes,source_url"
     columns += ",cny_per_gpu_hour,cny_per_gb_hour"
     page = tab.go(f"/?{VIEW}&cols={columns}")
     shown = table(page)
@@ -306,6 +306,7 @@ def test_sorting_any_column_as_the_api_sorts(visit: Any, served: tuple[str, FxTa
         "price",
         "vcpus",
         "notes",
+        "source_url",
         "cny_per_gpu_hour",
         "cny_per_gb_hour",
     ):

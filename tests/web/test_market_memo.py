@@ -392,7 +392,7 @@ def test_the_cell_memo_knows_which_fields_hold_values_of_one_kind() -> None:
 
 def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: AppState) -> None:
     """Equal prices share a rank, a higher price has a higher one (the page sorts by them as the
-    server sorts by the prices); notes are numbered in their texts' order from 1, each listed once."""
+    server sorts by the prices); notes and sources are numbered in their texts' order from 1."""
     current = state.current()
     numbering = current_numbering(current)
     assert numbering is current_numbering(current)  # once per set of current offers
@@ -403,8 +403,12 @@ def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: 
         for b in prices:
             assert (numbering.prices[a] < numbering.prices[b]) == (a < b)
             assert (numbering.prices[a] == numbering.prices[b]) == (a == b)
-    texts = sorted({o.notes for o in current.offers if o.notes})
-    assert list(numbering.notes) == texts and list(numbering.notes.values()) == list(range(1, len(texts) + 1))
+    for key, texts in (
+        ("notes", {o.notes for o in current.offers}),
+        ("source_url", {o.source_url for o in current.offers}),
+    ):
+        places = numbering.listed[key].places
+        assert list(places) == sorted(texts - {None, ""}) and list(places.values()) == list(range(1, len(places) + 1))
     page, _ = market_page(state, Page("/", [("cols", "provider,sku,price,notes"), ("sort", "price")], "en", False))
     ranks = [int(rank) for rank in re.findall(rb"<td data-v=(\d+)>[0-9.]+ [A-Z]{3}/", page.body)]
     assert len(ranks) == page.body.count(b"<tr data-k=") and ranks == sorted(ranks)

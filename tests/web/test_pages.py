@@ -342,28 +342,33 @@ def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
     ]
 
 
-def test_the_notes_are_numbered_and_each_written_once_below_the_market(client: TestClient) -> None:
-    """A notes cell is its note's number, linking to the note below the table (readable without
-    JavaScript); each note shown is written there once; the numbers follow the notes' order, so the
-    column sorts by them as the server sorts by the texts; the CSV keeps the texts."""
-    query = "cols=provider,region,sku,pricing,notes&sort=notes"
-    page = client.get(f"/?{query}", headers=HTML).text
-    offers = sort_rows(client.get("/offers?limit=5000").json()["offers"], "notes", False)  # as the page sorts
-    rows = parsed(page).tables["market"][1:]
-    assert len(rows) == len(offers) and any(o["notes"] for o in offers)
-    listed = dict(re.findall(r"<li value=(\d+) id=n\1>([^<]*)", page))
-    texts = {o["notes"] for o in offers if o["notes"]}
-    assert sorted(unescape(t) for t in listed.values()) == sorted(texts)  # each note once, only those shown
-    numbers = []
-    for row, offer in zip(rows, offers, strict=True):
-        if not offer["notes"]:
-            assert row[4] == "—"
-            continue
-        assert unescape(listed[row[4]]) == offer["notes"]
-        numbers.append(int(row[4]))
-    assert numbers == sorted(numbers)  # sorted by the texts, the numbers are in order too
-    assert len(re.findall(r"<td><a href=#n(\d+)>\1</a>", page)) == len(numbers)
-    shown = list(csv.reader(io.StringIO(client.get(f"/market.csv?{query}").text)))[1:]
-    assert [r[4] for r in shown] == [o["notes"] or "" for o in offers]
-    assert '<section class="notes">' in page
-    assert '<section class="notes">' not in client.get("/?cols=provider,sku", headers=HTML).text  # none shown
+def test_notes_and_sources_are_numbered_and_each_written_once_below_the_market(client: TestClient) -> None:
+    """A notes cell is its note's number, a source cell its host, each linking to its text below the
+    table (readable without JavaScript); each text shown is written there once (a source as its
+    link); the numbers follow the texts' order, so a column sorts by them as the server sorts by the
+    texts; the CSV keeps the texts."""
+    for key, anchor, label in (("notes", "n", "Notes"), ("source_url", "s", "Source")):
+        query = f"cols=provider,region,sku,pricing,notes,source_url&sort={key}"
+        page = client.get(f"/?{query}", headers=HTML).text
+        offers = sort_rows(client.get("/offers?limit=5000").json()["offers"], key, False)  # as the page sorts
+        header, *rows = parsed(page).tables["market"]
+        at = header.index(label)
+        assert len(rows) == len(offers) and any(o[key] for o in offers)
+        listed = dict(re.findall(rf"<li value=(\d+) id={anchor}\1>(?:<a href=\"[^\"]*\">)?([^<]*)", page))
+        texts = {o[key] for o in offers if o[key]}
+        assert sorted(unescape(t) for t in listed.values()) == sorted(texts)  # each once, only those shown
+        cells = re.findall(rf"<td><a href=#{anchor}(\d+)>([^<]*)</a>", page)
+        assert [row[at] for row, offer in zip(rows, offers, strict=True) if not offer[key]] == ["—"] * (
+            len(rows) - len(cells)
+        )
+        with_text = [(row, offer) for row, offer in zip(rows, offers, strict=True) if offer[key]]
+        for (place, shown), (row, offer) in zip(cells, with_text, strict=True):
+            assert unescape(listed[place]) == offer[key]
+            host = offer[key].split("://", 1)[-1].split("/", 1)[0]  # as before: a URL's host, a mailto: whole
+            assert row[at] == (place if key == "notes" else host) == shown
+        numbers = [int(place) for place, _ in cells]
+        assert numbers == sorted(numbers)  # sorted by the texts, the numbers are in order too
+        csv_rows = list(csv.reader(io.StringIO(client.get(f"/market.csv?{query}").text)))[1:]
+        assert [r[at] for r in csv_rows] == [o[key] or "" for o in offers]
+    assert '<section class="listed">' in page
+    assert '<section class="listed">' not in client.get("/?cols=provider,sku", headers=HTML).text  # none shown

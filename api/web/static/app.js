@@ -5,7 +5,7 @@
 
 (function () {
   const SYMBOLS = { CNY: "¥", USD: "$", EUR: "€", INR: "₹" };
-  const NUMERIC = new Set(["money", "native", "number", "note"]);  // a note cell: its number, in the texts' order
+  const NUMERIC = new Set(["money", "native", "number"]);
   const MISSING = "—";
   const DERIVED = {  // a row's CNY figures from its ¥/h (h), GPUs (n) and GB per GPU (m), where it has them
     cny_per_hour: (h) => h,
@@ -91,6 +91,10 @@
     function cellValue(tr, index, kind, key) {
       const td = tr.cells[index];
       if (kind === "money") return cny(tr, td, key);
+      // A note or source written once below the table: the cell links to it by its number, which
+      // follows the texts' order (api/web/table.py LISTED), so it sorts as the server sorts the texts.
+      const href = td.firstElementChild ? td.firstElementChild.getAttribute("href") : null;
+      if (href && href[0] === "#") return Number(href.slice(2));
       let raw = td.dataset.v;
       if (raw === undefined) raw = td.textContent.trim() === MISSING ? null : td.textContent.trim();
       if (raw === null) return null;
