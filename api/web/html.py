@@ -10,12 +10,12 @@ day and still change at once when gpuprice does. HTML is sent compressed to clie
 `gzip, deflate, br, zstd`), else brotli (RFC 7932, the `brotli` package, quality 4; Safari sends
 `br` over HTTPS, curl built with brotli sends it), else gzip, else the page as it is. zstd's and
 brotli's windows hold the whole page, where gzip's 32 KB cannot, so the rows' repeats far apart
-count: the 37-column market of 2,000 offers is ~2 MB of HTML, well under 200 KB as zstd (~4 ms) or
-brotli (smaller still, ~10 ms), ~250 KB as gzip. A page is compressed for an encoding the first
-time a client asks for it, and kept beside its plain bytes (`Rendered`). The gzip is zlib-ng's (the
-`zlib-ng` package), level 3: for the market page of 2,000 offers of every card it writes ~170 KB,
-faster than zlib at a level that small (benchmarks/pages.py prints the table). Pages over 1.5 MB
-(every column of that market) take level 4, 5% smaller than level 3 for about 1 ms more."""
+count: the 37-column market of 2,000 offers (1.9 MB of HTML) is ~165 KB as zstd (~4 ms), ~140 KB
+as brotli (~11 ms), ~185 KB as gzip. A page is compressed for an encoding the first time a client
+asks for it, and kept beside its plain bytes (`Rendered`). The gzip is zlib-ng's (the `zlib-ng`
+package), level 3: for the market page of 2,000 offers of every card it writes ~145 KB, faster than
+zlib at a level that small (benchmarks/pages.py prints the table). Pages over 1.5 MB (every column
+of that market) take level 5: 185 KB where level 4 writes 203 KB, for ~1.5 ms more."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ STATIC_TYPES = {
 }
 GZIP_LEVEL = 3  # zlib-ng: 3 keeps a market of 2,000 offers under 200 KB; 4 is 5% smaller and slower
 LARGE_PAGE_BYTES = 1_500_000
-GZIP_LEVEL_LARGE = 4  # the 37-column market of 2,000 offers (2.4 MB): 5% smaller than level 3
+GZIP_LEVEL_LARGE = 5  # the 37-column market of 2,000 offers (1.9 MB): 185 KB, level 4 203 KB, for ~1.5 ms more
 ZSTD_LEVEL = 3  # zstd's default; level 1 is ~5% larger for ~0.6 ms less on that page
 BROTLI_QUALITY = 4  # all 37 columns: ~20% smaller than zstd 3 in ~10 ms; 5 is 6% smaller again, twice as slow
 BROTLI_WINDOW = 24  # 16 MB (brotli's largest standard window): the whole page, so its repeats far apart count
