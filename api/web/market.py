@@ -118,6 +118,7 @@ class Market:
     places: Places | None = None  # the rows' places in the cell memo
     ranks: Sequence[int] | None = None  # fast: each row's rank among them in offer-key order (`data-k`)
     numbering: Numbering | None = None  # the current offers' notes and prices numbered (none for another day's)
+    listed_items: dict[str, str] = field(default_factory=dict)  # the rows' listed texts' items, by column
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -143,10 +144,12 @@ class Market:
             listed = self.numbering.listed.get(column.key) if self.numbering is not None else None
             if listed is None:
                 continue
-            places = listed.places
-            shown = sorted({places[t] for t in map(methodcaller("get", column.key), self.rows) if t in places})
-            if shown:
-                items = "".join(map(listed.items.__getitem__, shown))
+            items = self.listed_items.get(column.key)
+            if items is None:  # the same in every order of these rows: kept with them (ViewRows)
+                places = listed.places
+                shown = sorted({places[t] for t in map(methodcaller("get", column.key), self.rows) if t in places})
+                items = self.listed_items[column.key] = "".join(map(listed.items.__getitem__, shown))
+            if items:
                 title = escape(self.page.words(column.key))
                 lists.append(f'<section class="listed"><h2>{title}</h2><ol>{items}</ol></section>')
         return Markup("\n".join(lists))
@@ -435,7 +438,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
             assert base.places is not None  # fast: found in the memo
             rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
             base.ranks = [base.ranks[i] for i in order]
-    found.places, found.rows = base.places, rows
+    found.places, found.rows, found.listed_items = base.places, rows, base.listed_items
     found.numbering = current_numbering(state.current()) if params.date is None else None
     found.ranks = base.ranks if fast else None
     found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
@@ -461,6 +464,7 @@ class ViewRows:
     ranks: list[int] = field(default_factory=list)  # each row's rank among them in offer-key order
     absent: frozenset[str] = frozenset()  # columns no row has a value for
     samples: dict[str, Any] = field(default_factory=dict)  # first values of columns whose kind no order changes
+    listed_items: dict[str, str] = field(default_factory=dict)  # written once for every order (Market.lists_html)
 
     @classmethod
     def of(cls, answer: dict[str, Any], rows: list[dict[str, Any]]) -> ViewRows:
