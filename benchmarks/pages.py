@@ -26,7 +26,7 @@ Each view's time includes compressing it as a browser takes it: zstd (Chromium a
 and for gzip-only clients too.
 Then each kind of view's size as served, zstd, brotli and gzip (PASS: under 200,000 bytes; the
 goal for zstd and brotli is 180,000, with room for more offers), and the size of the largest page
-(all 37 columns) compressed by zstd, brotli (quality 4 with a 16 MB window is served), zlib-ng
+(all 37 columns) compressed by zstd, brotli (quality 4 with a 1 MB window is served), zlib-ng
 (level 3 is served, 5 over 1.5 MB) and zlib, at each level, with the CPU time each takes.
 
     python benchmarks/pages.py [--offers 2000] [--repeat 20]
