@@ -147,7 +147,8 @@ class Market:
             items = self.listed_items.get(column.key)
             if items is None:  # the same in every order of these rows: kept with them (ViewRows)
                 places = listed.places
-                shown = sorted({places[t] for t in map(methodcaller("get", column.key), self.rows) if t in places})
+                texts = set(map(methodcaller("get", column.key), self.rows))
+                shown = sorted(places[t] for t in texts if t in places)
                 items = self.listed_items[column.key] = "".join(map(listed.items.__getitem__, shown))
             if items:
                 title = escape(self.page.words(column.key))
