@@ -4,17 +4,18 @@ language and query, and the response every page gets.
 Every page carries `Content-Security-Policy: default-src 'self'`, so a browser refuses anything
 from another origin (and inline scripts and styles): the pages need nothing but gpuprice. Static
 assets are named with a hash of their bytes (`/static/app.js?v=…`), so they can be cached for a
-day and still change at once when gpuprice does. HTML is sent gzip-compressed to clients that take
-it (every browser), which keeps the market page of thousands of offers small: zstd (RFC 8878, the
+day and still change at once when gpuprice does. HTML is sent compressed to clients that take it
+(every browser), which keeps the market page of thousands of offers small: zstd (RFC 8878, the
 `zstandard` package, level 3) when the request's Accept-Encoding takes it (Chromium and Firefox send
-`gzip, deflate, br, zstd`), else gzip, else the page as it is. zstd's window holds the whole page,
-where gzip's 32 KB cannot: the 37-column market of 2,000 offers (2.4 MB) is ~200 KB as zstd in
-~4 ms, ~300 KB as gzip level 4 in ~14 ms. A page is compressed for an encoding the first time a
-client asks for it, and kept beside its plain bytes (`Rendered`). The gzip is
-zlib-ng's (the `zlib-ng` package), level 3: for the market page of 2,000 offers of every card (1.2 MB)
-it writes 172 KB, faster than zlib at a level that small (ISA-L's fastest levels stay above 200 KB;
-benchmarks/pages.py prints the table). Pages over 1.5 MB (every column of that market, 2.4 MB) take
-level 4, 188 KB instead of level 3's 202 KB, for about 1 ms more (level 5: 175 KB, 3 ms more)."""
+`gzip, deflate, br, zstd`), else brotli (RFC 7932, the `brotli` package, quality 4; Safari sends
+`br` over HTTPS, curl built with brotli sends it), else gzip, else the page as it is. zstd's window
+holds the whole page and brotli's a megabyte of it, where gzip's holds 32 KB, so the rows' repeats
+far apart count: the 37-column market of 2,000 offers (1.9 MB of HTML) is ~165 KB as zstd (~4 ms), ~140 KB
+as brotli (~11 ms), ~185 KB as gzip. A page is compressed for an encoding the first time a client
+asks for it, and kept beside its plain bytes (`Rendered`). The gzip is zlib-ng's (the `zlib-ng`
+package), level 3: for the market page of 2,000 offers of every card it writes ~145 KB, faster than
+zlib at a level that small (benchmarks/pages.py prints the table). Pages over 1.5 MB (every column
+of that market) take level 5: 185 KB where level 4 writes 203 KB, for ~1.5 ms more."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus, urlencode
 
+import brotli
 import zstandard
 from fastapi import Request
 from fastapi.responses import Response
@@ -53,8 +55,12 @@ STATIC_TYPES = {
 }
 GZIP_LEVEL = 3  # zlib-ng: 3 keeps a market of 2,000 offers under 200 KB; 4 is 5% smaller and slower
 LARGE_PAGE_BYTES = 1_500_000
-GZIP_LEVEL_LARGE = 4  # the 37-column market of 2,000 offers (2.4 MB): 5% smaller than level 3
+GZIP_LEVEL_LARGE = 5  # the 37-column market of 2,000 offers (1.9 MB): 185 KB, level 4 203 KB, for ~1.5 ms more
 ZSTD_LEVEL = 3  # zstd's default; level 1 is ~5% larger for ~0.6 ms less on that page
+BROTLI_QUALITY = 4  # all 37 columns: ~20% smaller than zstd 3 in ~10 ms; 5 is 6% smaller again, twice as slow
+# 1 MB: a thousand rows of the market back, so its repeats far apart count. On the 37-column market
+# (1.9 MB) a window of the whole page (2**21 and up, to 16 MB) writes 20 bytes less, ~25% slower; 2**18: 3% larger.
+BROTLI_WINDOW = 20
 SMALLEST_COMPRESSED = 512  # smaller pages go as they are: compressing saves nothing worth a header
 
 
@@ -191,7 +197,15 @@ def zstd_compressed(body: bytes) -> bytes:
     return compressor.compress(body)
 
 
-COMPRESSORS = {"zstd": zstd_compressed, "gzip": gzipped}  # in the order preferred when q-values tie
+def brotli_compressed(body: bytes) -> bytes:
+    """`body` as a brotli stream, its window a megabyte (the same page is the same bytes)."""
+    return brotli.compress(body, mode=brotli.MODE_TEXT, quality=BROTLI_QUALITY, lgwin=BROTLI_WINDOW)
+
+
+# In the order preferred when the client weighs them the same: zstd first, as it writes a page under
+# the size budget in a third of brotli's time (both windows hold most of the page); brotli next, as it
+# still sees a thousand rows of the market back where gzip's 32 KB window sees a few dozen.
+COMPRESSORS = {"zstd": zstd_compressed, "br": brotli_compressed, "gzip": gzipped}
 
 
 @dataclass(frozen=True)
@@ -249,7 +263,7 @@ def _weights(accept_encoding: str) -> dict[str, float]:
 
 def chosen_encoding(request: Request, size: int) -> str | None:
     """The encoding a page of `size` bytes goes in: the one the client weighs highest among those
-    gpuprice writes (zstd before gzip when equal; `*` stands for any not named), None for none."""
+    gpuprice writes (zstd, then br, then gzip when equal; `*` stands for any not named), None for none."""
     if size <= SMALLEST_COMPRESSED:
         return None
     weights = _weights(request.headers.get("accept-encoding", ""))

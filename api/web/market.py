@@ -33,13 +33,17 @@ from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rate
 from api.web.params import Problems, given, is_list, parse
 from api.web.table import (
     DERIVED,
+    LISTED,
     Column,
+    Listed,
+    Numbering,
     Rates,
     column_cells,
     columns_of,
     csv_value,
     markdown_value,
     money_label,
+    raw_value,
     samples_of,
     table_classes,
 )
@@ -113,6 +117,8 @@ class Market:
     refit: Callable[[], None] = lambda: None  # charge the memo to the answer cache again (it grows)
     places: Places | None = None  # the rows' places in the cell memo
     ranks: Sequence[int] | None = None  # fast: each row's rank among them in offer-key order (`data-k`)
+    numbering: Numbering | None = None  # the current offers' notes and prices numbered (none for another day's)
+    listed_items: dict[str, str] = field(default_factory=dict)  # the rows' listed texts' items, by column
 
     def offers_query(self) -> str:
         """The `/offers` query for the same filters (the page's JSON)."""
@@ -122,10 +128,32 @@ class Market:
     def columns_cells(self, html: bool = False, rows: list[dict[str, Any]] | None = None) -> list[list[str]]:
         """Each shown column's cells, down the rows (or down `rows`)."""
         words, link, rows = self.page.words, self.page.offer_link, self.rows if rows is None else rows
+        numbering = self.numbering
         return [
-            column_cells(c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html)
+            column_cells(
+                c, rows, words, self.view.cur, self.rates, link if c.key == "sku" else None, html, html, numbering
+            )
             for c in self.shown
         ]
+
+    def lists_html(self) -> Markup:
+        """Each shown listed column's texts in the shown rows, each once, numbered, below the table
+        (table.LISTED: the cells link to them)."""
+        lists = []
+        for column in self.shown:
+            listed = self.numbering.listed.get(column.key) if self.numbering is not None else None
+            if listed is None:
+                continue
+            items = self.listed_items.get(column.key)
+            if items is None:  # the same in every order of these rows: kept with them (ViewRows)
+                places = listed.places
+                texts = set(map(methodcaller("get", column.key), self.rows))
+                shown = sorted(places[t] for t in texts if t in places)
+                items = self.listed_items[column.key] = "".join(map(listed.items.__getitem__, shown))
+            if items:
+                title = escape(self.page.words(column.key))
+                lists.append(f'<section class="listed"><h2>{title}</h2><ol>{items}</ol></section>')
+        return Markup("\n".join(lists))
 
     def table_rows(self) -> list[tuple[str, ...]]:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
@@ -145,7 +173,7 @@ class Market:
             ]
             return ["\n".join(written).encode()]
         places = self.places or self.cells.places(None, self.rows)
-        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown)
+        ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown, self.numbering)
         rows = self.cells.rows(ways, places, self.rows, writers)
         self.refit()
         ranks = self.ranks if self.ranks is not None else self.cells.ranks(places)
@@ -195,36 +223,57 @@ HEAD_WAY = ("<tr>",)  # a row's attributes after its `data-k`, kept in the cell 
 
 
 def row_heads(rows: list[dict[str, Any]]) -> list[str]:
-    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures came from."""
+    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures
+    came from; and, where it has a ¥/h, that figure, its GPUs and their memory, which the script
+    works out the CNY figures from (table.DERIVED_MONEY) in every currency."""
     return [
         f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
-        f'data-c="{escape(row.get("currency") or "")}">'
+        f'data-c="{escape(row.get("currency") or "")}"{_figures(row)}>'
         for row in rows
     ]
+
+
+def _figures(row: dict[str, Any]) -> str:
+    """A row's `data-h`, `data-n`, `data-m` (unquoted: reprs of numbers), where it has all three."""
+    per_hour, count, memory = row.get("cny_per_hour"), row.get("gpu_count"), row.get("gpu_memory_gb")
+    if per_hour is None or count is None or memory is None:
+        return ""
+    return f" data-h={per_hour!r} data-n={count!r} data-m={memory!r}"
 
 
 Writer = Callable[[list[dict[str, Any]]], list[str]]
 
 
-def cell_ways(page: Page, currency: str, rates: Rates, shown: list[Column]) -> tuple[list[Way], list[Writer]]:
+def cell_ways(
+    page: Page, currency: str, rates: Rates, shown: list[Column], numbering: Numbering | None
+) -> tuple[list[Way], list[Writer]]:
     """The ways a row of the view is written in (its head, then each shown column), each with how
-    to write a way's cells of rows (for the cell memo)."""
+    to write a way's cells of rows (for the cell memo; `numbering`: the memo's notes and prices numbered)."""
     words, link = page.words, page.offer_link
     ways: list[Way] = [HEAD_WAY]
     writers: list[Writer] = [row_heads]
     for c in shown:
         ways.append(way_of(c, currency, page.lang, page.lang_given))
         writers.append(
-            lambda todo, c=c: column_cells(c, todo, words, currency, rates, link if c.key == "sku" else None, True)
+            lambda todo, c=c: column_cells(
+                c, todo, words, currency, rates, link if c.key == "sku" else None, True, True, numbering
+            )
         )
     return ways, writers
 
 
 def write_cells(
-    memo: CellMemo, places: Places, page: Page, currency: str, rates: Rates, shown: list[Column], rows: list[Row]
+    memo: CellMemo,
+    places: Places,
+    page: Page,
+    currency: str,
+    rates: Rates,
+    shown: list[Column],
+    rows: list[Row],
+    numbering: Numbering | None,
 ) -> None:
     """Write into `memo` the heads of `rows` (at `places`) and each shown column's cells, where missing."""
-    for way, write in zip(*cell_ways(page, currency, rates, shown), strict=True):
+    for way, write in zip(*cell_ways(page, currency, rates, shown, numbering), strict=True):
         memo.cells(way, places, rows, write)
 
 
@@ -287,6 +336,21 @@ def sort_rows_fast(
     """`sort_rows` by `sorted_order` (`ranks`: each row's rank in offer-key order, if known)."""
     tiebreak = ranks if ranks is not None else [offer_key(row) for row in rows]
     return [rows[i] for i in sorted_order(sort_values(rows, key), tiebreak, desc)]
+
+
+def current_numbering(current: CurrentOffers) -> Numbering:
+    """The current offers' listed texts numbered and prices ranked (table.Numbering), once per set of current
+    offers (the cell memo of the current market writes these numbers: they stand while it does)."""
+    found: Numbering | None = current.derived.get("numbering")
+    if found is None:
+        rows = current_rows(current, current.offers)
+        listed = {
+            key: Listed.of(key, {r[key] for r in rows if isinstance(r.get(key), str) and r[key]}) for key in LISTED
+        }
+        prices = {o.price for o in current.offers if o.price is not None}
+        ranks = None if all(not raw_value(p) for p in prices) else {p: i for i, p in enumerate(sorted(prices))}
+        found = current.derived.setdefault("numbering", Numbering(listed, ranks))
+    return found
 
 
 def observed_values(state: AppState, rows: list[dict[str, Any]]) -> list[Any] | None:
@@ -375,7 +439,8 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
             assert base.places is not None  # fast: found in the memo
             rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
             base.ranks = [base.ranks[i] for i in order]
-    found.places, found.rows = base.places, rows
+    found.places, found.rows, found.listed_items = base.places, rows, base.listed_items
+    found.numbering = current_numbering(state.current()) if params.date is None else None
     found.ranks = base.ranks if fast else None
     found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)
@@ -400,6 +465,7 @@ class ViewRows:
     ranks: list[int] = field(default_factory=list)  # each row's rank among them in offer-key order
     absent: frozenset[str] = frozenset()  # columns no row has a value for
     samples: dict[str, Any] = field(default_factory=dict)  # first values of columns whose kind no order changes
+    listed_items: dict[str, str] = field(default_factory=dict)  # written once for every order (Market.lists_html)
 
     @classmethod
     def of(cls, answer: dict[str, Any], rows: list[dict[str, Any]]) -> ViewRows:
@@ -498,6 +564,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         "header": m.header(),
         "table_class": table_classes(m.shown),
         "rows_html": ROWS,
+        "lists_html": m.lists_html(),
         "pager": pager,
         "csv_href": f"/market.csv{query}",
         "md_href": f"/market.md{query}",

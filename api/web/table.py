@@ -24,14 +24,72 @@ VOCABULARY = {"pricing": "pricing", "availability": "availability", "unit": "uni
 NATIVE_PRICES = ("price", "list_price")
 PER = {"hour": "h", "gpu_hour": "GPU·h", "gb_hour": "GB·h", "mtoken": "M tokens"}
 DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
+# Long texts that repeat down the market, each written once in a numbered list below the table, the
+# cells linking to their item by number (`#n12`, `#s3`): a few hundred notes and a few dozen source
+# URLs down 2,000 rows, repeats too far apart for gzip's 32 KB window to see. A note's cell shows
+# its number, a source's its host. The CSV, the Markdown and other tables keep the texts.
+LISTED = {"notes": "n", "source_url": "s"}  # column: its items' anchor prefix
+RANKED = "price"  # the native price: sorted in the market by its rank among the current offers' prices
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A listed column's texts numbered in their order (so the numbers sort as the texts do), and
+    each number's item in the list below the table."""
+
+    places: dict[str, int]
+    items: dict[int, str]
+
+    @classmethod
+    def of(cls, key: str, texts: set[str]) -> Listed:
+        places = {text: place for place, text in enumerate(sorted(texts), 1)}
+        anchor = LISTED[key]
+        shown = (lambda t: f'<a href="{t}">{t}</a>') if key.endswith("_url") else (lambda t: t)
+        items = {place: f"<li value={place} id={anchor}{place}>{shown(escape(t))}" for t, place in places.items()}
+        return cls(places, items)
+
+
+@dataclass(frozen=True)
+class Numbering:
+    """Numbers the market writes for values of the current offers instead of the values themselves:
+    each listed column's texts numbered (`Listed`); and each native price's rank among them (None
+    when every price reads back from its text, which the script then sorts by). A price's
+    full-precision `data-v` was the largest part of a row's compressed bytes after the CNY figures;
+    its rank sorts the same (equal prices equal ranks, then the offer key) in a few digits."""
+
+    listed: dict[str, Listed]
+    prices: dict[float, int] | None
+
 
 Rates = dict[str, dict[str, float]]
+
+
+def _per_gpu_hour(row: dict[str, Any]) -> float | None:
+    per_hour, count = row.get("cny_per_hour"), row.get("gpu_count")
+    return per_hour / count if per_hour is not None and count else None
+
+
+def _per_gb_hour(row: dict[str, Any]) -> float | None:
+    per_hour, count, memory = row.get("cny_per_hour"), row.get("gpu_count"), row.get("gpu_memory_gb")
+    return per_hour / (count * memory) if per_hour is not None and count and memory else None
+
+
+# The CNY figures the market's script works out from its row's `data-h` (¥/h), `data-n` (GPUs) and
+# `data-m` (GB per GPU) as pricedb.normalize does (one IEEE division each, the same double in
+# JavaScript): where a row's figure is exactly that, its cell needs no `data-v` (about a third of
+# the 37-column page's compressed bytes were these full-precision numbers, each written again
+# in three columns). A figure that is not (none today) keeps its `data-v`.
+DERIVED_MONEY: dict[str, Callable[[dict[str, Any]], float | None]] = {
+    "cny_per_hour": lambda row: row.get("cny_per_hour"),
+    "cny_per_gpu_hour": _per_gpu_hour,
+    "cny_per_gb_hour": _per_gb_hour,
+}
 
 
 @dataclass(frozen=True)
 class Column:
     key: str
-    kind: str  # money, native, when, link, vocab, flag, number, data, text
+    kind: str  # money, native, when, link, vocab, flag, number, data, note, text
     label: str
     unit: str = ""  # money: what the amount is per (h, GB·h)
 
@@ -51,6 +109,8 @@ def kind_of(key: str, sample: Any) -> str:
         return "link"
     if key in VOCABULARY:
         return "vocab"
+    if key == "notes" and (sample is None or isinstance(sample, str)):
+        return "note"
     if isinstance(sample, bool):
         return "flag"
     if isinstance(sample, int | float):
@@ -172,6 +232,8 @@ def column_cells(
     rates: Rates,
     link: Callable[[dict[str, Any]], str] | None = None,
     html: bool = False,
+    headed: bool = False,
+    numbering: Numbering | None = None,
 ) -> list[str]:
     """`column` down `rows`: each row's text (as shown, and as copied; MISSING when unknown), or
     with `html` its table cell (a `<td>` holding the raw value in `data-v` where the text does not
@@ -179,7 +241,11 @@ def column_cells(
     comprehension: a market page writes tens of thousands of cells (numbers and moments need no
     escaping). The cells are as short as HTML allows, as the page's size and its compression
     time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
-    classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote)."""
+    classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote).
+    `headed`: each row's head carries what the script derives the CNY figures from (the market's
+    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbering`: the
+    numbers of the listed columns' texts (`LISTED`), for their cells to link to their item below the
+    table by; and each price's rank, the native price's `data-v` (`Numbering`)."""
     key, kind = column.key, column.kind
     derive = DERIVED.get(key)
     values = [row.get(key) for row in rows] if derive is None else [derive(row) for row in rows]
@@ -199,6 +265,16 @@ def column_cells(
             ]
         if not html:
             return [MISSING if v is None else t for v, t in zip(values, texts, strict=True)]
+        derived = DERIVED_MONEY.get(key) if headed else None
+        if derived is not None:  # `data-v=""`: none, where the script would work one out
+            return [
+                (missing if derived(row) is None else f'<td data-v="">{MISSING}')
+                if v is None
+                else f"<td>{t}"
+                if v == derived(row)
+                else f"<td data-v={v!r}>{t}"
+                for v, t, row in zip(values, texts, rows, strict=True)
+            ]
         return [missing if v is None else f"<td data-v={v!r}>{t}" for v, t in zip(values, texts, strict=True)]
     if kind == "native":
         units = {unit: escape(words.value("unit", unit)) for unit in {row.get("unit") for row in rows}}
@@ -208,6 +284,12 @@ def column_cells(
         ]
         if not html:
             return [MISSING if t is None else unescape(t) for t in texts]
+        ranks = numbering.prices if numbering is not None and key == RANKED else None
+        if ranks is not None:  # a price not ranked (offers changed meanwhile) keeps its value
+            return [
+                missing if v is None else f"<td data-v={ranks[v] if v in ranks else repr(v)}>{t}"
+                for v, t in zip(values, texts, strict=True)
+            ]
         return [missing if v is None else f"<td{raw_value(v)}>{t}" for v, t in zip(values, texts, strict=True)]
     if kind == "number":
         if not html:
@@ -232,15 +314,21 @@ def column_cells(
                 text += f' <span class="badge stale"{title}>{stale}</span>'
             out.append(f'<td data-v="{value}">{text}' if html else text)
         return out
+    listed = numbering.listed.get(key) if html and numbering is not None else None
     if kind == "link":  # no `rel`: Referrer-Policy same-origin sends no referrer away, a link opened in place no opener
         if not html:
             return [str(v) if v else MISSING for v in values]
-        return [
-            f'<td><a href="{escape(str(v))}">{escape(str(v).split("://", 1)[-1].split("/", 1)[0])}</a>'
-            if v
-            else missing
-            for v in values
-        ]
+        places = listed.places if listed is not None else {}
+        anchor = LISTED.get(key)
+        written = {
+            v: missing
+            if not v
+            else f"<td><a href=#{anchor}{places[v]}>{escape(str(v).split('://', 1)[-1].split('/', 1)[0])}</a>"
+            if v in places
+            else f'<td><a href="{escape(str(v))}">{escape(str(v).split("://", 1)[-1].split("/", 1)[0])}</a>'
+            for v in set(values)
+        }
+        return [written[v] for v in values]
     if kind in ("vocab", "flag"):
         vocabulary = VOCABULARY.get(key, "")
         written: dict[Any, str] = {}  # a handful of values, each written once
@@ -250,6 +338,18 @@ def column_cells(
             attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
             dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
             written[value] = f"<td{attr}>{dot}{escape(text)}" if html else text
+        return [written[v] for v in values]
+    if kind == "note" and listed is not None:
+        written = {}
+        for value in set(values):
+            place = listed.places.get(value)
+            written[value] = (
+                f"<td><a href=#n{place}>{place}</a>"
+                if place
+                else missing
+                if value is None
+                else f"<td>{escape(str(value))}"
+            )
         return [written[v] for v in values]
     texts = [
         None

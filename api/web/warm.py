@@ -19,7 +19,7 @@ from api.state import AppState
 from api.web.cell_memo import way_of
 from api.web.html import COMPRESSORS, Page
 from api.web.i18n import LANGUAGES, Words
-from api.web.market import cell_memo, column_keys, write_cells
+from api.web.market import cell_memo, column_keys, current_numbering, write_cells
 from api.web.money import CURRENCIES, rates_for
 from api.web.pages import Built, market_page
 from api.web.table import columns_of
@@ -53,6 +53,7 @@ def warm_market(state: AppState) -> CurrentOffers:
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
         places = memo.places(None, rows)
+        numbering = current_numbering(current)
         for lang in LANGUAGES:
             columns = columns_of(rows, keys, Words(lang))
             for lang_given in (False, True):
@@ -60,7 +61,7 @@ def warm_market(state: AppState) -> CurrentOffers:
                 for currency in CURRENCIES:
                     ways = {way_of(c, currency, lang, lang_given): c for c in columns}
                     todo = [c for way, c in ways.items() if way not in written]
-                    write_cells(memo, places, page, currency, rates, todo, rows)
+                    write_cells(memo, places, page, currency, rates, todo, rows, numbering)
                     written.update(ways)
         memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
         refit()

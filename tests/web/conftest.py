@@ -1,6 +1,6 @@
 """A market with a past, for the pages: the offline round, plus three earlier and later runs of the
 `manual` sheet (prices 10% and 5% higher on the two days before, one offer gone the day before,
-then today's prices again), and the digest of the day before stored as the daily job would.
+then today's prices again, one a ten-millionth higher), and the digest of the day before stored as the daily job would.
 
 So an offer has a history of several points to chart, a stored digest has changes and a
 withdrawal, and every provider is fresh at the pages' clock (an hour after the round landed)."""
@@ -54,6 +54,8 @@ def web_round(offline_round: OfflineRound, tmp_path_factory: pytest.TempPathFact
         for days, factor, kept in ((-2, 1.10, manual), (-1, 1.05, manual[1:]), (0, 1.0, manual)):
             at = landed.replace(tzinfo=UTC) + timedelta(days=days, seconds=1 if days == 0 else 0)
             quotes = [quote_of(o, round(o.price * factor, 4), at) for o in kept]
+            if days == 0:  # one price beyond the six decimals a page shows: the market then sorts prices by rank
+                quotes[0] = quote_of(kept[0], quotes[0].price + 1e-7, at)
             store.record_run(make_run("manual", quotes, finished_at=at, pricings=pricings))
         now = landed + timedelta(hours=1)
         zone = settings.digest_zone

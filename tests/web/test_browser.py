@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from api.query import CheapestParams
+from api.web.market import DEFAULT_SORT
 from api.web.money import amount
 from api.web.table import number
 from pricedb import tls
@@ -131,12 +132,26 @@ def api(served: tuple[str, FxTable], path: str) -> Any:
     return httpx.get(served[0] + path, timeout=30, verify=tls.client_context()).json()
 
 
+# Each cell's text and exact value: its `data-v`, or for the CNY figures without one, the value the
+# page's row gives (its ¥/h `data-h`, divided by its GPUs `data-n` and their GB `data-m`).
 TABLE_JS = """() => {
+  const DERIVED = {
+    cny_per_hour: (h) => h,
+    cny_per_gpu_hour: (h, n) => h / n,
+    cny_per_gb_hour: (h, n, m) => h / (n * m),
+  };
   const table = document.getElementById("market");
   const keys = Array.from(table.tHead.rows[0].cells, (th) => th.dataset.key);
   return Array.from(table.tBodies[0].rows, (tr) => {
     const row = {_fx_date: tr.dataset.d};
-    Array.from(tr.cells).forEach((td, i) => { row[keys[i]] = [td.textContent.trim(), td.dataset.v ?? null]; });
+    Array.from(tr.cells).forEach((td, i) => {
+      let value = td.dataset.v ?? null;
+      if (value === "") value = null;
+      else if (value === null && keys[i] in DERIVED && tr.dataset.h !== undefined) {
+        value = String(DERIVED[keys[i]](Number(tr.dataset.h), Number(tr.dataset.n), Number(tr.dataset.m)));
+      }
+      row[keys[i]] = [td.textContent.trim(), value];
+    });
     return row;
   });
 }"""
@@ -170,8 +185,7 @@ def assert_rows_are_the_offers(rows: list[dict[str, Any]], offers: list[dict[str
                 assert row[name] == ["—", None]
             else:
                 assert float(row[name][1]) == offer[name] and row[name][0] == amount(offer[name])
-        assert sort_key(row["price"]) == offer["price"]
-        assert row["price"][0].startswith(f"{number(offer['price'])} {offer['currency']}/")
+        assert row["price"][0].startswith(f"{number(offer['price'])} {offer['currency']}/")  # sorted by rank
         assert row["gpu_count"][0] == str(offer["gpu_count"])
         assert sort_key(row["gpu_memory_gb"]) == offer["gpu_memory_gb"]
         assert sort_key(row["gpu_count"]) == offer["gpu_count"]
@@ -271,14 +285,35 @@ def test_sorting_any_column_as_the_api_sorts(visit: Any, served: tuple[str, FxTa
     expected = api(served, f"/offers?{VIEW}&sort=cny_per_hour&desc=true")["offers"]
     assert [key_of(r) for r in table(page)] == [offer_key(o) for o in expected]
     # Columns /offers cannot sort by, sorted in place as the server does: numbers by their `data-v` or,
-    # where it is left out, their text; the total memory (derived on the page) as a number too.
-    columns = "provider,region,sku,pricing,price,gpu_memory_gb,total_gb,vcpus,availability"
+    # where it is left out, their text; the total memory (derived on the page) as a number too; the
+    # notes and sources by their numbers (in the texts' order, each written once below the table); the CNY
+    # figures per GPU and per GB by the exact values their row gives (their text is rounded: offers
+    # that show the same figure sort by the exact one, then by offer key, as the server sorts them).
+    columns = "provider,region,sku,pricing,price,gpu_memory_gb,total_gb,vcpus,availability,notes,source_url"
+    columns += ",cny_per_gpu_hour,cny_per_gb_hour"
     page = tab.go(f"/?{VIEW}&cols={columns}")
-    for column in ("gpu_memory_gb", "availability", "total_gb", "price", "vcpus"):
+    shown = table(page)
+    for name in ("cny_per_gpu_hour", "cny_per_gb_hour"):  # the view holds rounded ties of different figures
+        texts = {}
+        for row in shown:
+            texts.setdefault(row[name][0], set()).add(row[name][1])
+        assert any(len(exact) > 1 for exact in texts.values()), name
+    assert len({row["notes"][0] for row in shown} - {"—"}) > 1  # notes of several numbers to sort
+    for column in (
+        "gpu_memory_gb",
+        "availability",
+        "total_gb",
+        "price",
+        "vcpus",
+        "notes",
+        "source_url",
+        "cny_per_gpu_hour",
+        "cny_per_gb_hour",
+    ):
         page.locator(f"th[data-key={column}] a").click()
         page.locator(f"th[data-key={column}] a").click()
         in_place = [key_of(r) for r in table(page)]
-        assert tab.query()["sort"] == [column] and tab.query()["desc"] == ["true"]
+        assert tab.query().get("sort", [DEFAULT_SORT]) == [column] and tab.query()["desc"] == ["true"]
         by_server = table(tab.go(f"/?{VIEW}&cols={columns}&sort={column}&desc=true"))
         assert in_place == [key_of(r) for r in by_server], column
 

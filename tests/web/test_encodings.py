@@ -1,11 +1,12 @@
-"""Pages go zstd-compressed to clients that take zstd, gzip to those that take only gzip, and as they
-are to the rest; the client's q-values decide, each encoding decodes to the same page, and the cache
-charges every encoding it keeps."""
+"""Pages go zstd-compressed to clients that take zstd, brotli to those that take br but not zstd, gzip
+to those that take only gzip, and as they are to the rest; the client's q-values decide, each
+encoding decodes to the same page, and the cache charges every encoding it keeps."""
 
 from __future__ import annotations
 
 import gzip
 
+import brotli
 import pytest
 import zstandard
 from fastapi.testclient import TestClient
@@ -17,6 +18,7 @@ from tests.web.conftest import WebRound
 from tests.web.test_pages import HTML, page_urls
 
 CHROMIUM = "gzip, deflate, br, zstd"
+SAFARI = "gzip, deflate, br"  # over HTTPS
 LARGE = SMALLEST_COMPRESSED + 1
 
 
@@ -29,7 +31,17 @@ def request_with(accept_encoding: str | None) -> Request:
     ("header", "chosen"),
     [
         (CHROMIUM, "zstd"),
-        ("gzip, deflate, br", "gzip"),
+        (SAFARI, "br"),
+        ("br", "br"),
+        ("BR", "br"),
+        ("br;q=0, gzip", "gzip"),
+        ("gzip;q=0.9, br;q=0.5", "gzip"),
+        ("gzip;q=0.5, br;q=0.9", "br"),
+        ("gzip, br, zstd;q=0.5", "br"),  # zstd weighed lower than br
+        ("br;q=0.5, zstd;q=0.5, gzip;q=0.5", "zstd"),  # equal: zstd, then br, then gzip
+        ("br;q=0.5, gzip;q=0.5", "br"),
+        ("zstd;q=0, br;q=0, *", "gzip"),
+        ("gzip, deflate", "gzip"),
         ("gzip", "gzip"),
         ("zstd", "zstd"),
         ("ZSTD", "zstd"),
@@ -39,11 +51,11 @@ def request_with(accept_encoding: str | None) -> Request:
         ("gzip;q=0.5, zstd;q=0.9", "zstd"),
         ("gzip;q=0.5, zstd;q=0.5", "zstd"),  # equal: the smaller one
         ("*", "zstd"),
-        ("zstd;q=0, *", "gzip"),
+        ("zstd;q=0, *", "br"),
         ("*;q=0, gzip", "gzip"),
         ("gzip;q=0, zstd;q=0", None),
         ("gzip;q=bad", None),
-        ("br, deflate", None),
+        ("deflate", None),
         ("identity", None),
         ("", None),
         (None, None),
@@ -64,7 +76,9 @@ def test_a_page_is_compressed_once_per_encoding_and_charged_for_each() -> None:
     assert rendered.encoded_as("zstd") is zstd_bytes
     assert zstandard.ZstdDecompressor().decompress(zstd_bytes) == rendered.body
     assert gzip.decompress(rendered.compressed) == rendered.body
-    assert size_of(rendered) == len(rendered.body) + len(zstd_bytes) + len(rendered.compressed)
+    brotli_bytes = rendered.encoded_as("br")
+    assert rendered.encoded_as("br") is brotli_bytes and brotli.decompress(brotli_bytes) == rendered.body
+    assert size_of(rendered) == len(rendered.body) + len(zstd_bytes) + len(rendered.compressed) + len(brotli_bytes)
     assert rendered.encoded_as(None) is rendered.body
 
 
@@ -74,14 +88,15 @@ def raw_get(client: TestClient, url: str, accept_encoding: str) -> tuple[dict[st
         return dict(answer.headers), b"".join(answer.iter_raw())
 
 
-DECODE = {"zstd": zstandard.ZstdDecompressor().decompress, "gzip": gzip.decompress, None: bytes}
+DECODE = {"zstd": zstandard.ZstdDecompressor().decompress, "br": brotli.decompress, "gzip": gzip.decompress}
 
 
 def test_every_page_decodes_to_the_same_bytes_in_every_encoding(client: TestClient, web_round: WebRound) -> None:
     for url in [*page_urls(web_round), "/market.csv", "/market.md"]:
         plain_headers, plain = raw_get(client, url, "identity")
         assert "content-encoding" not in plain_headers and len(plain) > SMALLEST_COMPRESSED, url
-        for header, encoding in ((CHROMIUM, "zstd"), ("gzip", "gzip"), ("zstd;q=0, gzip", "gzip"), ("zstd", "zstd")):
+        cases = ((CHROMIUM, "zstd"), (SAFARI, "br"), ("gzip", "gzip"), ("zstd;q=0, gzip", "gzip"), ("zstd", "zstd"))
+        for header, encoding in cases:
             headers, raw = raw_get(client, url, header)
             assert headers["content-encoding"] == encoding, (url, header)
             assert "Accept-Encoding" in headers["vary"], url
@@ -94,20 +109,22 @@ def test_every_page_decodes_to_the_same_bytes_in_every_encoding(client: TestClie
 
 def test_a_page_shown_before_is_served_from_the_cache_in_each_encoding(client: TestClient) -> None:
     url = "/?cur=EUR&sort=price"
-    first = {header: raw_get(client, url, header)[1] for header in (CHROMIUM, "gzip", "identity")}
-    again = {header: raw_get(client, url, header)[1] for header in (CHROMIUM, "gzip", "identity")}
+    headers = (CHROMIUM, SAFARI, "gzip", "identity")
+    first = {header: raw_get(client, url, header)[1] for header in headers}
+    again = {header: raw_get(client, url, header)[1] for header in headers}
     assert first == again
     entries = client.app.state.gpuprice._answers._entries.values()
     kept = [e for e in entries if isinstance(e.value, tuple) and e.value and isinstance(e.value[0], Rendered)]
     shown = [e for e in kept if e.value[0].encoded.get("zstd") == first[CHROMIUM]]
     assert len(shown) == 1
     page = shown[0].value[0]
-    assert page.encoded["gzip"] == first["gzip"] and page.body == first["identity"]
-    assert shown[0].size >= len(first[CHROMIUM]) + len(first["gzip"]) + len(first["identity"])  # refit
+    assert page.encoded["gzip"] == first["gzip"] and page.encoded["br"] == first[SAFARI]
+    assert page.body == first["identity"]
+    assert shown[0].size >= sum(map(len, first.values()))  # refit: every encoding kept is charged
 
 
 def test_head_answers_like_get_in_each_encoding(client: TestClient) -> None:
-    for header in (CHROMIUM, "gzip", "zstd;q=0"):
+    for header in (CHROMIUM, SAFARI, "gzip", "zstd;q=0"):
         headers = {**HTML, "accept-encoding": header}
         got, head = client.get("/", headers=headers), client.head("/", headers=headers)
         assert head.status_code == got.status_code == 200

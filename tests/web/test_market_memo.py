@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,8 +29,9 @@ from api.state import AppState
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
 from api.web.i18n import LANGUAGES
-from api.web.market import market, sort_rows, sort_rows_fast
+from api.web.market import current_numbering, market, sort_rows, sort_rows_fast
 from api.web.pages import market_page
+from api.web.table import raw_value
 from api.web.warm import keep_warm, warm_market
 from pricedb.models import Pricing, RunStatus
 from pricedb.queries import CurrentOffers
@@ -77,6 +79,7 @@ def views(web: WebRound) -> list[tuple[str, list[tuple[str, str]], bool]]:
         ("en", [("date", web.digest_day.isoformat())], False),  # another day's market: other rows
         ("en", [("date", web.digest_day.isoformat()), ("sort", "observed_at")], False),  # sorted by the API
         ("en", [("date", web.digest_day.isoformat()), ("sort", "price"), ("desc", "true")], False),
+        ("en", [("date", web.digest_day.isoformat()), ("cols", EVERY_COLUMN)], False),  # notes as text, prices exact
         ("en", [], False),  # and today's again
         ("en", [("sort", "nope")], False),  # refused: the page says so, with every row
         ("en", [("provider", "nowhere")], False),  # refused by the API: no rows at all
@@ -385,3 +388,27 @@ def test_the_cell_memo_knows_which_fields_hold_values_of_one_kind() -> None:
     rows = [{**ROWS[0], "gpus": 8, "term": 12, "note": None}, {**ROWS[1], "gpus": 4.0, "term": "1y", "note": "x"}]
     memo.places(None, rows)
     assert memo.one_kind(["gpus", "term", "note", "price", "total_gb"]) == {"gpus", "note", "price"}
+
+
+def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: AppState) -> None:
+    """Equal prices share a rank, a higher price has a higher one (the page sorts by them as the
+    server sorts by the prices); notes and sources are numbered in their texts' order from 1."""
+    current = state.current()
+    numbering = current_numbering(current)
+    assert numbering is current_numbering(current)  # once per set of current offers
+    prices = [o.price for o in current.offers]
+    assert numbering.prices is not None  # the web round has a price beyond six decimals
+    assert any(raw_value(price) for price in prices)
+    for a in prices[:50]:
+        for b in prices:
+            assert (numbering.prices[a] < numbering.prices[b]) == (a < b)
+            assert (numbering.prices[a] == numbering.prices[b]) == (a == b)
+    for key, texts in (
+        ("notes", {o.notes for o in current.offers}),
+        ("source_url", {o.source_url for o in current.offers}),
+    ):
+        places = numbering.listed[key].places
+        assert list(places) == sorted(texts - {None, ""}) and list(places.values()) == list(range(1, len(places) + 1))
+    page, _ = market_page(state, Page("/", [("cols", "provider,sku,price,notes"), ("sort", "price")], "en", False))
+    ranks = [int(rank) for rank in re.findall(rb"<td data-v=(\d+)>[0-9.]+ [A-Z]{3}/", page.body)]
+    assert len(ranks) == page.body.count(b"<tr data-k=") and ranks == sorted(ranks)

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,8 +16,9 @@ from urllib.parse import urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from api.web.i18n import negotiate
-from api.web.table import raw_value
+from api.web.i18n import Words, negotiate
+from api.web.market import row_heads, sort_rows
+from api.web.table import column, column_cells, raw_value
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
 from pricedb.settings import Settings
@@ -313,3 +315,60 @@ def test_a_number_cell_holds_its_value_only_where_its_text_does_not_read_as_it()
     assert raw_value(24) == raw_value(24.0) == raw_value(0.25) == ""
     assert raw_value(0.2432654438844017) == " data-v=0.2432654438844017"  # shown to six decimals
     assert raw_value(1e-7) == " data-v=1e-07"  # shown as 0
+
+
+def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
+    """The market's rows carry their ¥/h, GPUs and GB per GPU (`data-h`, `data-n`, `data-m`); a CNY
+    figure that is exactly what the script works out from them has no `data-v`, any other keeps it,
+    and an unknown figure where the script would work one out says so (`data-v=""`)."""
+    words = Words("en")
+    row = {"cny_per_hour": 10.0, "gpu_count": 3, "gpu_memory_gb": 80.0, "currency": "USD"}
+    other = {**row, "cny_per_gpu_hour": 3.3, "cny_per_gb_hour": None}  # not 10 / 3; unknown though derivable
+    exact = {**row, "cny_per_gpu_hour": 10.0 / 3, "cny_per_gb_hour": 10.0 / (3 * 80.0)}
+    unpriced = {"cny_per_hour": None, "cny_per_gpu_hour": None, "cny_per_gb_hour": None, "gpu_count": 3}
+    rows = [exact, other, unpriced]
+
+    def cells(key: str, headed: bool) -> list[str]:
+        return column_cells(column(key, 1.0, words), rows, words, "CNY", {}, html=True, headed=headed)
+
+    assert cells("cny_per_hour", True) == ["<td>10.00", "<td>10.00", "<td>—"]
+    assert cells("cny_per_gpu_hour", True) == ["<td>3.33", "<td data-v=3.3>3.30", "<td>—"]
+    assert cells("cny_per_gb_hour", True) == ["<td>0.0417", '<td data-v="">—', "<td>—"]
+    assert cells("cny_per_gb_hour", False) == [f"<td data-v={10.0 / 240}>0.0417", "<td>—", "<td>—"]  # no heads
+    assert [head.split("data-c=")[1] for head in row_heads(rows)] == [
+        '"USD" data-h=10.0 data-n=3 data-m=80.0>',
+        '"USD" data-h=10.0 data-n=3 data-m=80.0>',
+        '"">',
+    ]
+
+
+def test_notes_and_sources_are_numbered_and_each_written_once_below_the_market(client: TestClient) -> None:
+    """A notes cell is its note's number, a source cell its host, each linking to its text below the
+    table (readable without JavaScript); each text shown is written there once (a source as its
+    link); the numbers follow the texts' order, so a column sorts by them as the server sorts by the
+    texts; the CSV keeps the texts."""
+    for key, anchor, label in (("notes", "n", "Notes"), ("source_url", "s", "Source")):
+        query = f"cols=provider,region,sku,pricing,notes,source_url&sort={key}"
+        page = client.get(f"/?{query}", headers=HTML).text
+        offers = sort_rows(client.get("/offers?limit=5000").json()["offers"], key, False)  # as the page sorts
+        header, *rows = parsed(page).tables["market"]
+        at = header.index(label)
+        assert len(rows) == len(offers) and any(o[key] for o in offers)
+        listed = dict(re.findall(rf"<li value=(\d+) id={anchor}\1>(?:<a href=\"[^\"]*\">)?([^<]*)", page))
+        texts = {o[key] for o in offers if o[key]}
+        assert sorted(unescape(t) for t in listed.values()) == sorted(texts)  # each once, only those shown
+        cells = re.findall(rf"<td><a href=#{anchor}(\d+)>([^<]*)</a>", page)
+        assert [row[at] for row, offer in zip(rows, offers, strict=True) if not offer[key]] == ["—"] * (
+            len(rows) - len(cells)
+        )
+        with_text = [(row, offer) for row, offer in zip(rows, offers, strict=True) if offer[key]]
+        for (place, shown), (row, offer) in zip(cells, with_text, strict=True):
+            assert unescape(listed[place]) == offer[key]
+            host = offer[key].split("://", 1)[-1].split("/", 1)[0]  # as before: a URL's host, a mailto: whole
+            assert row[at] == (place if key == "notes" else host) == shown
+        numbers = [int(place) for place, _ in cells]
+        assert numbers == sorted(numbers)  # sorted by the texts, the numbers are in order too
+        csv_rows = list(csv.reader(io.StringIO(client.get(f"/market.csv?{query}").text)))[1:]
+        assert [r[at] for r in csv_rows] == [o[key] or "" for o in offers]
+    assert '<section class="listed">' in page
+    assert '<section class="listed">' not in client.get("/?cols=provider,sku", headers=HTML).text  # none shown

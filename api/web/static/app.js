@@ -7,6 +7,11 @@
   const SYMBOLS = { CNY: "¥", USD: "$", EUR: "€", INR: "₹" };
   const NUMERIC = new Set(["money", "native", "number"]);
   const MISSING = "—";
+  const DERIVED = {  // a row's CNY figures from its ¥/h (h), GPUs (n) and GB per GPU (m), where it has them
+    cny_per_hour: (h) => h,
+    cny_per_gpu_hour: (h, n) => (n ? h / n : null),
+    cny_per_gb_hour: (h, n, m) => (n && m ? h / (n * m) : null),
+  };
 
   // As the server writes it (Python's format): both round the double's exact value, but on an
   // exact half toFixed goes up and Python to even. toFixed(100) is the exact decimal expansion.
@@ -74,19 +79,34 @@
       }
     }
 
-    function cellValue(td, numeric) {
+    // A CNY figure: its `data-v` ("": none), else worked out from its row's ¥/h, GPUs and GB per
+    // GPU as the server does (api/web/table.py DERIVED_MONEY: one division, the same double).
+    function cny(tr, td, key) {
+      const raw = td.dataset.v;
+      if (raw !== undefined) return raw === "" ? null : parseFloat(raw);
+      const derive = DERIVED[key];
+      return derive && tr.dataset.h !== undefined ? derive(parseFloat(tr.dataset.h), Number(tr.dataset.n), Number(tr.dataset.m)) : null;
+    }
+
+    function cellValue(tr, index, kind, key) {
+      const td = tr.cells[index];
+      if (kind === "money") return cny(tr, td, key);
+      // A note or source written once below the table: the cell links to it by its number, which
+      // follows the texts' order (api/web/table.py LISTED), so it sorts as the server sorts the texts.
+      const href = td.firstElementChild ? td.firstElementChild.getAttribute("href") : null;
+      if (href && href[0] === "#") return Number(href.slice(2));
       let raw = td.dataset.v;
       if (raw === undefined) raw = td.textContent.trim() === MISSING ? null : td.textContent.trim();
       if (raw === null) return null;
-      return numeric ? parseFloat(raw) : raw;
+      return NUMERIC.has(kind) ? parseFloat(raw) : raw;
     }
 
     // As /offers sorts: unknown values after known ones (before them descending), then offer key.
     function sortBy(key, desc) {
       const index = heads.findIndex((th) => th.dataset.key === key);
       if (index < 0) return;
-      const numeric = NUMERIC.has(heads[index].dataset.kind);
-      const keyed = Array.from(body.rows, (tr) => [cellValue(tr.cells[index], numeric), Number(tr.dataset.k), tr]);
+      const kind = heads[index].dataset.kind;
+      const keyed = Array.from(body.rows, (tr) => [cellValue(tr, index, kind, key), Number(tr.dataset.k), tr]);
       keyed.sort((a, b) => {
         let c = (a[0] === null) - (b[0] === null);
         if (c === 0 && a[0] !== null) c = a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
@@ -106,20 +126,20 @@
       const money = [];
       heads.forEach((th, index) => {
         if (th.dataset.kind !== "money") return;
-        money.push(index);
+        money.push([index, th.dataset.key]);
         const unit = th.dataset.unit;
         th.querySelector("a").textContent = unit ? symbol + "/" + unit : symbol;
       });
       for (const tr of body.rows) {
-        for (const index of money) {
+        for (const [index, key] of money) {
           const td = tr.cells[index];
-          if (td.dataset.v === undefined) continue;
-          const cny = parseFloat(td.dataset.v);
+          const value = cny(tr, td, key);
+          if (value === null) continue;
           let rate = null;
           if (currency === "CNY") rate = 1;
           else if (currency === "native") rate = parseFloat(tr.dataset.fx) || null;
           else rate = (rates[tr.dataset.d] || {})[currency] || null;
-          td.textContent = rate === null ? MISSING : amount(cny / rate) + (currency === "native" ? " " + tr.dataset.c : "");
+          td.textContent = rate === null ? MISSING : amount(value / rate) + (currency === "native" ? " " + tr.dataset.c : "");
         }
       }
       table.dataset.cur = currency;
