@@ -177,12 +177,17 @@ def _history_body(state: AppState, query: HistoryQuery) -> bytes:
 
 
 def _body(query: HistoryQuery, found: History) -> bytes:
-    series = []
-    for s in found.series:
+    parts = [dumps(answer_head(query, found))[: -len(b"[]}")], b"["]
+    for number, s in enumerate(found.series):
         check_budget()
-        head_of_series = dumps({**series_head(s), "points": []})
-        series.append(head_of_series[: -len(b"[]}")] + ("[" + ",".join(s.points) + "]}").encode())
-    return dumps(answer_head(query, found))[: -len(b"[]}")] + b"[" + b",".join(series) + b"]}"
+        if number:
+            parts.append(b",")
+        parts.append(dumps({**series_head(s), "points": []})[: -len(b"[]}")])
+        parts.append(b"[")
+        parts.append(s.points_json if s.points_json is not None else ",".join(s.points).encode())
+        parts.append(b"]}")
+    parts.append(b"]}")
+    return b"".join(parts)
 
 
 def answer_head(query: HistoryQuery, found: History) -> dict[str, Any]:

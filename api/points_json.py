@@ -1,0 +1,139 @@
+"""A series' points (`{"observed_at":…,"price":…,…},…`, the JSON array's inside) written as one buffer from its
+records' columns (pricedb.history_files.RECORD), byte for byte what `dumps` writes for the plain
+points (tests/api/test_points_json.py, test_history_fast.py and test_history_files.py compare).
+
+Every point is a row of bytes: a fixed-width head (`{"observed_at":"`, the moment's 19 characters,
+`Z","price":`) then its tail (the three numbers, the end with the point's currency and unit when they
+differ from the series', and a comma). The moments are written with integer arithmetic over the whole
+column; a series repeats its numbers, so each distinct tail (runs of equal consecutive records) is
+written once in Python and scattered to its points; the rows, padded to the longest tail, are then
+squeezed to their real lengths in one step. No per-point Python object is made."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from api.state import dumps
+
+_OPEN = b'{"observed_at":"'
+_CLOSE_MOMENT = b'Z","price":'
+_HEAD = len(_OPEN) + 19 + len(_CLOSE_MOMENT)  # 19: YYYY-MM-DDTHH:MM:SS
+_PAIRS = np.array([(48 + i // 10) | (48 + i % 10) << 8 for i in range(100)], dtype=np.uint64)  # "00".."99"
+_DASHES = ord("-") << 32 | ord("-") << 56  # in YYYY-MM- read as a little-endian integer
+_COLONS = ord(":") << 16 | ord(":") << 40  # in HH:MM:SS
+_US_PER_DAY = 86_400_000_000
+_FIRST_US, _LAST_US = -62_135_596_800_000_000, 253_402_300_799_999_999  # 0001-01-01, the end of 9999 (datetime's)
+
+
+def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> memoryview | None:
+    """These records' points' JSON, in order, comma-separated (the array's inside: the caller adds
+    the brackets as it joins the answer, so the bytes are copied once more, not three times);
+    `end_of(code)` is the text closing a point of that code (`}`, or its currency and unit then `}`).
+    None for a moment Python's datetime cannot hold (the reference could not write it either)."""
+    if len(records) == 0:
+        return memoryview(b"")
+    at = records["at"]
+    if int(at.min()) < _FIRST_US or int(at.max()) > _LAST_US:
+        return None
+    combos, inverse = _tails(records, end_of)
+    lengths = np.fromiter((len(t) for t in combos), dtype=np.int64, count=len(combos))
+    width = _HEAD + int(lengths.max())
+    table = np.zeros((len(combos), width), dtype=np.uint8)  # each tail after a head with no moment yet
+    for row, tail in enumerate(combos):
+        table[row, : _HEAD + len(tail)] = np.frombuffer(_OPEN + b"0000-00-00T00:00:00" + _CLOSE_MOMENT + tail, np.uint8)
+    rows = table[inverse]
+    _write_moments(rows.view(_moment_fields(width)).reshape(-1), at)
+    if int(lengths.min()) + _HEAD == width:
+        flat = rows.reshape(-1)
+    else:
+        flat = rows[np.arange(width) < (_HEAD + lengths)[inverse][:, None]]
+    return memoryview(flat)[:-1]  # without the last point's comma
+
+
+def _moment_fields(width: int) -> np.dtype:
+    """A row's moment as three little-endian integers: YYYY-MM- (8 bytes), DD, HH:MM:SS (after the T)."""
+    at = len(_OPEN)
+    return np.dtype({"names": ["ymd", "dd", "hms"], "formats": ["<u8", "<u2", "<u8"],
+                     "offsets": [at, at + 8, at + 11], "itemsize": width})  # fmt: skip
+
+
+def _tails(records: np.ndarray, end_of: Callable[[int], str]) -> tuple[list[bytes], np.ndarray]:
+    """Each distinct tail's bytes (`price,"cny_per_hour":…,"cny_per_gb_hour":…` + end + `,`) and
+    each record's index into them. Records are compared by their numbers' bits (0.0 and -0.0 are
+    written differently; NaN, how the records keep NULL, is `null`)."""
+    columns = [np.ascontiguousarray(records[name]).view(np.int64) for name in ("price", "per_hour", "per_gb")]
+    codes = np.ascontiguousarray(records["code"])
+    changed = codes[1:] != codes[:-1]
+    for column in columns:
+        changed |= column[1:] != column[:-1]
+    starts = np.flatnonzero(np.concatenate(([True], changed)))
+    texts: dict[int, str] = {}
+    ends: dict[int, str] = {}
+    combos: list[bytes] = []
+    index: dict[tuple[int, ...], int] = {}
+    of_run = []
+    run_values = zip(*(column[starts].tolist() for column in columns), codes[starts].tolist(), strict=True)
+    for price, per_hour, per_gb, code in run_values:
+        key = (price, per_hour, per_gb, code)
+        found = index.get(key)
+        if found is None:
+            end = ends.get(code)
+            if end is None:
+                end = ends[code] = end_of(code)
+            found = index[key] = len(combos)
+            combos.append(
+                f'{_text(texts, price)},"cny_per_hour":{_text(texts, per_hour)},'
+                f'"cny_per_gb_hour":{_text(texts, per_gb)}{end},'.encode()
+            )
+        of_run.append(found)
+    inverse = np.repeat(np.asarray(of_run, dtype=np.int64), np.diff(np.append(starts, len(records))))
+    return combos, inverse
+
+
+def _text(texts: dict[int, str], bits: int) -> str:
+    """A stored number's JSON from its bits: repr, what json writes for a finite float; NaN: null."""
+    text = texts.get(bits)
+    if text is None:
+        value = float(np.int64(bits).view(np.float64))
+        text = texts[bits] = repr(value) if value == value else "null"
+    return text
+
+
+def _write_moments(out: np.ndarray, at_us: np.ndarray) -> None:
+    """`YYYY-MM-DD` and `HH:MM:SS` of each UTC moment (microseconds since 1970, floored to the second
+    as iso_utc drops them) into `out`'s fields (_moment_fields). The civil date is worked out once
+    per run of points on one day (Howard Hinnant's `civil_from_days`), then spread to its points."""
+    days, of_day = np.divmod(at_us, _US_PER_DAY)
+    seconds = of_day // 1_000_000
+    minutes = seconds // 60
+    out["hms"] = _PAIRS[minutes // 60] | _PAIRS[minutes % 60] << 24 | _PAIRS[seconds % 60] << 48 | _COLONS
+    starts = np.flatnonzero(np.concatenate(([True], days[1:] != days[:-1])))
+    z = days[starts] + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1_460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = np.where(mp < 10, mp + 3, mp - 9)
+    year = yoe + era * 400 + (month <= 2)
+    ymd = _PAIRS[year // 100] | _PAIRS[year % 100] << 16 | _PAIRS[month] << 40 | _DASHES
+    repeats = np.diff(np.append(starts, len(days)))
+    out["ymd"] = np.repeat(ymd, repeats)
+    out["dd"] = np.repeat(_PAIRS[day], repeats)
+
+
+def end_texts(codes: list[tuple[Any, ...]], currency: str, unit: str) -> Callable[[int], str]:
+    """The end of a point of each code: `}`, or its currency and unit first when they differ from
+    the series' (`codes`: pricedb.history_files.CODE_COLUMNS' values by code)."""
+
+    def end_of(code: int) -> str:
+        point_currency, point_unit = codes[code][3:5]
+        if point_currency == currency and point_unit == unit:
+            return "}"
+        return f',"currency":{dumps(point_currency).decode()},"unit":{dumps(point_unit).decode()}}}'
+
+    return end_of
