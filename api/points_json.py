@@ -23,7 +23,9 @@ _CLOSE_MOMENT = b'Z","price":'
 _HEAD = len(_OPEN) + 19 + len(_CLOSE_MOMENT)  # 19: YYYY-MM-DDTHH:MM:SS
 _PAIRS = np.array([(48 + i // 10) | (48 + i % 10) << 8 for i in range(100)], dtype=np.uint64)  # "00".."99"
 _DASHES = ord("-") << 32 | ord("-") << 56  # in YYYY-MM- read as a little-endian integer
-_COLONS = ord(":") << 16 | ord(":") << 40  # in HH:MM:SS
+_HOURS_MINUTES = np.array(
+    [_PAIRS[m // 60] | _PAIRS[m % 60] << 24 | ord(":") << 16 | ord(":") << 40 for m in range(1440)], dtype=np.uint64
+)  # HH:MM: of each minute of a day (11 KB), the seconds' pair added at << 48
 _US_PER_DAY = 86_400_000_000
 _FIRST_US, _LAST_US = -62_135_596_800_000_000, 253_402_300_799_999_999  # 0001-01-01, the end of 9999 (datetime's)
 
@@ -108,8 +110,8 @@ def _write_moments(out: np.ndarray, at_us: np.ndarray) -> None:
     per run of points on one day (Howard Hinnant's `civil_from_days`), then spread to its points."""
     days, of_day = np.divmod(at_us, _US_PER_DAY)
     seconds = of_day // 1_000_000
-    minutes = seconds // 60
-    out["hms"] = _PAIRS[minutes // 60] | _PAIRS[minutes % 60] << 24 | _PAIRS[seconds % 60] << 48 | _COLONS
+    minutes, seconds = np.divmod(seconds, 60)
+    out["hms"] = _HOURS_MINUTES[minutes] | _PAIRS[seconds] << 48
     starts = np.flatnonzero(np.concatenate(([True], days[1:] != days[:-1])))
     z = days[starts] + 719_468
     era = z // 146_097
