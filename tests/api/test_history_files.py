@@ -263,6 +263,20 @@ def _urls(rng: random.Random) -> list[str]:
     return urls
 
 
+def counting_at_once(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each history request was answered at once on the event loop, in order."""
+    at_once: list[bool] = []
+    answer = api_history.history_answer_at_once
+
+    def counted(*args: object) -> bytes | None:
+        body = answer(*args)  # type: ignore[arg-type]
+        at_once.append(body is not None)
+        return body
+
+    monkeypatch.setattr("api.routes.offers.history_answer_at_once", counted)
+    return at_once
+
+
 @pytest.mark.parametrize("runs_since", [False, True])
 def test_small_answers_written_on_the_loop_are_the_same_bytes(
     compacted: tuple[AppState, list[HistoryQuery]],
@@ -279,15 +293,7 @@ def test_small_answers_written_on_the_loop_are_the_same_bytes(
         moments = [NOW - timedelta(days=d, hours=h) for d in (120, 60, 1) for h in (0, 7)]
         _runs_since(state.store, random.Random(2), moments, [*OFFERS[:-1], NEW_OFFER])
     urls = _urls(random.Random(5))
-    at_once = []
-    answer = api_history.history_answer_at_once
-
-    def counted(*args: object) -> bytes | None:
-        body = answer(*args)  # type: ignore[arg-type]
-        at_once.append(body is not None)
-        return body
-
-    monkeypatch.setattr("api.routes.offers.history_answer_at_once", counted)
+    at_once = counting_at_once(monkeypatch)
     with serving(settings, state.store, NOW) as client:
         first = [client.get(url) for url in urls]
         assert [r.status_code for r in first] == [200] * len(urls), [r.text for r in first if r.status_code != 200]
