@@ -110,6 +110,13 @@ def _layout(state: AppState) -> tuple[Layout, PointFiles | None, RecentPoints | 
     return layout, files, recent
 
 
+def warm_history(state: AppState) -> None:
+    """Read the current data version's layout, its files and the observations since the compaction
+    now (api.web.warm calls it in its worker thread when a run lands), so the first history question
+    after the run finds them held instead of reading or extending them itself (0.3-0.9 s at 50k)."""
+    _layout(state)
+
+
 def _recent(
     state: AppState, layout: Layout, files: PointFiles | None, held: RecentPoints | None
 ) -> RecentPoints | None:
