@@ -191,7 +191,10 @@ def _body(query: HistoryQuery, found: History) -> bytes:
             parts.append(b",")
         parts.append(dumps({**series_head(s), "points": []})[: -len(b"[]}")])
         parts.append(b"[")
-        parts.append(s.points_json if s.points_json is not None else ",".join(s.points).encode())
+        if s.points_json is not None:
+            parts.extend(s.points_json)
+        else:
+            parts.append(",".join(s.points).encode())
         parts.append(b"]}")
     parts.append(b"]}")
     return b"".join(parts)

@@ -20,7 +20,8 @@ from api.state import dumps
 
 _OPEN = b'{"observed_at":"'
 _CLOSE_MOMENT = b'Z","price":'
-_HEAD = len(_OPEN) + 19 + len(_CLOSE_MOMENT)  # 19: YYYY-MM-DDTHH:MM:SS
+_TEMPLATE = _OPEN + b"0000-00-00T00:00:00" + _CLOSE_MOMENT  # a point's head, its moment written in later
+_HEAD = len(_TEMPLATE)
 _PAIRS = np.array([(48 + i // 10) | (48 + i % 10) << 8 for i in range(100)], dtype=np.uint64)  # "00".."99"
 _DASHES = ord("-") << 32 | ord("-") << 56  # in YYYY-MM- read as a little-endian integer
 _HOURS_MINUTES = np.array(
@@ -30,29 +31,58 @@ _US_PER_DAY = 86_400_000_000
 _FIRST_US, _LAST_US = -62_135_596_800_000_000, 253_402_300_799_999_999  # 0001-01-01, the end of 9999 (datetime's)
 
 
-def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> memoryview | None:
-    """These records' points' JSON, in order, comma-separated (the array's inside: the caller adds
-    the brackets as it joins the answer, so the bytes are copied once more, not three times);
+def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memoryview] | None:
+    """These records' points' JSON, in order and comma-separated (the array's inside: the caller
+    adds the brackets), as pieces of a few buffers for the caller to join into the answer (one copy);
     `end_of(code)` is the text closing a point of that code (`}`, or its currency and unit then `}`).
-    None for a moment Python's datetime cannot hold (the reference could not write it either)."""
-    if len(records) == 0:
-        return memoryview(b"")
+    None for a moment Python's datetime cannot hold (the reference could not write it either).
+
+    Points of one width are rows of one array; a stretch of consecutive points of one width is one
+    piece of it. A series whose width changes at most points is written as rows padded to the
+    widest and squeezed instead (fewer steps than that many pieces)."""
+    n = len(records)
+    if n == 0:
+        return []
     at = records["at"]
     if int(at.min()) < _FIRST_US or int(at.max()) > _LAST_US:
         return None
-    combos, inverse = _tails(records, end_of)
-    lengths = np.fromiter((len(t) for t in combos), dtype=np.int64, count=len(combos))
-    width = _HEAD + int(lengths.max())
-    table = np.zeros((len(combos), width), dtype=np.uint8)  # each tail after a head with no moment yet
-    for row, tail in enumerate(combos):
-        table[row, : _HEAD + len(tail)] = np.frombuffer(_OPEN + b"0000-00-00T00:00:00" + _CLOSE_MOMENT + tail, np.uint8)
-    rows = table[inverse]
-    _write_moments(rows.view(_moment_fields(width)).reshape(-1), at)
-    if int(lengths.min()) + _HEAD == width:
-        flat = rows.reshape(-1)
-    else:
-        flat = rows[np.arange(width) < (_HEAD + lengths)[inverse][:, None]]
-    return memoryview(flat)[:-1]  # without the last point's comma
+    tails, inverse = _tails(records, end_of)
+    widths = _HEAD + np.fromiter(map(len, tails), dtype=np.int64, count=len(tails))
+    widest = int(widths.max())
+    padded = b"".join((_TEMPLATE + tail).ljust(widest, b"\0") for tail in tails)
+    table = np.frombuffer(padded, dtype=np.uint8).reshape(len(tails), widest)  # each tail after a blank head
+    moments = _moments(at)
+    point_widths = widths[inverse]
+    cuts = np.flatnonzero(point_widths[1:] != point_widths[:-1]) + 1
+    if len(cuts) > n // 2:
+        rows = _rows(table, inverse, moments, widest)
+        return [memoryview(rows[np.arange(widest) < point_widths[:, None]])[:-1]]  # without the last comma
+    starts = np.concatenate(([0], cuts))
+    flats: dict[int, memoryview] = {}
+    rank = np.arange(n)  # each point's row in its width's array
+    for width in np.unique(point_widths[starts]).tolist():
+        if len(cuts) == 0:
+            rows = _rows(table[:, :width], inverse, moments, width)
+        else:
+            chosen = np.flatnonzero(point_widths == width)
+            rank[chosen] = np.arange(len(chosen))
+            rows = _rows(table[:, :width], inverse[chosen], tuple(m[chosen] for m in moments), width)
+        flats[width] = memoryview(rows.reshape(-1))
+    pieces = []
+    for first, last, width, row in zip(
+        starts.tolist(), [*cuts.tolist(), n], point_widths[starts].tolist(), rank[starts].tolist(), strict=True
+    ):
+        pieces.append(flats[width][row * width : (row + last - first) * width])
+    pieces[-1] = pieces[-1][:-1]  # without the last point's comma
+    return pieces
+
+
+def _rows(table: np.ndarray, inverse: np.ndarray, moments: tuple[np.ndarray, ...], width: int) -> np.ndarray:
+    """Each point's row: its tail's row of `table` (`width` wide) with its moment written in."""
+    rows = np.ascontiguousarray(table[inverse])
+    fields = rows.view(_moment_fields(width)).reshape(-1)
+    fields["ymd"], fields["dd"], fields["hms"] = moments
+    return rows
 
 
 def _moment_fields(width: int) -> np.dtype:
@@ -75,43 +105,43 @@ def _tails(records: np.ndarray, end_of: Callable[[int], str]) -> tuple[list[byte
     texts: dict[int, str] = {}
     ends: dict[int, str] = {}
     combos: list[bytes] = []
-    index: dict[tuple[int, ...], int] = {}
+    index: dict[tuple[int, int, int, int], int] = {}
     of_run = []
-    run_values = zip(*(column[starts].tolist() for column in columns), codes[starts].tolist(), strict=True)
-    for price, per_hour, per_gb, code in run_values:
-        key = (price, per_hour, per_gb, code)
+    bits = zip(*(column[starts].tolist() for column in columns), codes[starts].tolist(), strict=True)
+    values = zip(*(records[name][starts].tolist() for name in ("price", "per_hour", "per_gb")), strict=True)
+    for key, (price, per_hour, per_gb) in zip(bits, values, strict=True):
         found = index.get(key)
         if found is None:
+            code = key[3]
             end = ends.get(code)
             if end is None:
                 end = ends[code] = end_of(code)
             found = index[key] = len(combos)
             combos.append(
-                f'{_text(texts, price)},"cny_per_hour":{_text(texts, per_hour)},'
-                f'"cny_per_gb_hour":{_text(texts, per_gb)}{end},'.encode()
+                f'{_text(texts, key[0], price)},"cny_per_hour":{_text(texts, key[1], per_hour)},'
+                f'"cny_per_gb_hour":{_text(texts, key[2], per_gb)}{end},'.encode()
             )
         of_run.append(found)
     inverse = np.repeat(np.asarray(of_run, dtype=np.int64), np.diff(np.append(starts, len(records))))
     return combos, inverse
 
 
-def _text(texts: dict[int, str], bits: int) -> str:
-    """A stored number's JSON from its bits: repr, what json writes for a finite float; NaN: null."""
+def _text(texts: dict[int, str], bits: int, value: float) -> str:
+    """A stored number's JSON, once per distinct bits: repr, what json writes for a finite float;
+    NaN (how the records keep NULL): null."""
     text = texts.get(bits)
     if text is None:
-        value = float(np.int64(bits).view(np.float64))
         text = texts[bits] = repr(value) if value == value else "null"
     return text
 
 
-def _write_moments(out: np.ndarray, at_us: np.ndarray) -> None:
-    """`YYYY-MM-DD` and `HH:MM:SS` of each UTC moment (microseconds since 1970, floored to the second
-    as iso_utc drops them) into `out`'s fields (_moment_fields). The civil date is worked out once
-    per run of points on one day (Howard Hinnant's `civil_from_days`), then spread to its points."""
+def _moments(at_us: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each UTC moment (microseconds since 1970, floored to the second as iso_utc drops them) as
+    _moment_fields' integers: `YYYY-MM-`, `DD` and `HH:MM:SS`. The civil date is worked out once per
+    run of points on one day (Howard Hinnant's `civil_from_days`), then spread to its points."""
     days, of_day = np.divmod(at_us, _US_PER_DAY)
-    seconds = of_day // 1_000_000
-    minutes, seconds = np.divmod(seconds, 60)
-    out["hms"] = _HOURS_MINUTES[minutes] | _PAIRS[seconds] << 48
+    minutes, seconds = np.divmod(of_day // 1_000_000, 60)
+    hms = _HOURS_MINUTES[minutes] | _PAIRS[seconds] << 48
     starts = np.flatnonzero(np.concatenate(([True], days[1:] != days[:-1])))
     z = days[starts] + 719_468
     era = z // 146_097
@@ -124,8 +154,7 @@ def _write_moments(out: np.ndarray, at_us: np.ndarray) -> None:
     year = yoe + era * 400 + (month <= 2)
     ymd = _PAIRS[year // 100] | _PAIRS[year % 100] << 16 | _PAIRS[month] << 40 | _DASHES
     repeats = np.diff(np.append(starts, len(days)))
-    out["ymd"] = np.repeat(ymd, repeats)
-    out["dd"] = np.repeat(_PAIRS[day], repeats)
+    return np.repeat(ymd, repeats), np.repeat(_PAIRS[day].astype(np.uint16), repeats), hms
 
 
 def end_texts(codes: list[tuple[Any, ...]], currency: str, unit: str) -> Callable[[int], str]:

@@ -93,7 +93,18 @@ def test_points_are_the_plain_points_bytes(seed: int) -> None:
         currency, unit = CODES[int(records["code"][0])][3:5]
         written = points_json(records, end_texts(CODES, currency, unit))
         assert written is not None
-        assert b"[" + bytes(written) + b"]" == _plain(records, currency, unit), (seed, n)
+        assert b"[" + b"".join(written) + b"]" == _plain(records, currency, unit), (seed, n)
+
+
+@pytest.mark.parametrize("n", [3, 5, 2_500])
+def test_a_series_whose_width_changes_at_every_point(n: int) -> None:
+    """Written as padded rows squeezed, not as pieces (and the same bytes)."""
+    records = _records(random.Random(n), n)
+    records["price"] = [1.5, 12345.125, float("nan")] * (n // 3) + [0.25] * (n % 3)
+    records["per_hour"][::2] = -0.0
+    written = points_json(records, end_texts(CODES, *CODES[int(records["code"][0])][3:5]))
+    assert written is not None and len(written) == 1
+    assert b"[" + b"".join(written) + b"]" == _plain(records, *CODES[int(records["code"][0])][3:5])
 
 
 def test_every_edge_moment_and_number_is_written_as_the_reference_does() -> None:
@@ -104,13 +115,13 @@ def test_every_edge_moment_and_number_is_written_as_the_reference_does() -> None
     records["per_gb"] = NUMBERS[::-1] * len(MOMENTS)
     records["code"] = [i % len(CODES) for i in range(len(records))]
     written = points_json(records, end_texts(CODES, "USD", "hour"))
-    assert written is not None and b"[" + bytes(written) + b"]" == _plain(records, "USD", "hour")
-    assert b'"price":-0.0,' in bytes(written) and b'"cny_per_hour":null' in bytes(written)
+    assert written is not None and b"[" + b"".join(written) + b"]" == _plain(records, "USD", "hour")
+    assert b'"price":-0.0,' in b"".join(written) and b'"cny_per_hour":null' in b"".join(written)
     beyond = records[:1].copy()
     beyond["at"] = _us(datetime(9999, 12, 31, 23, 59, 59, 999_999)) + 1  # DuckDB can hold it, datetime cannot
     assert points_json(beyond, end_texts(CODES, "USD", "hour")) is None
     empty = points_json(records[:0], end_texts(CODES, "USD", "hour"))
-    assert empty is not None and bytes(empty) == b""
+    assert empty == []
 
 
 LONG = [OFFERS[0], OFFERS[1], OFFERS[3]]  # an on-demand and a spot offer of one sku, and another provider's
