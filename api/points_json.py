@@ -95,35 +95,50 @@ def _moment_fields(width: int) -> np.dtype:
 def _tails(records: np.ndarray, end_of: Callable[[int], str]) -> tuple[list[bytes], np.ndarray]:
     """Each distinct tail's bytes (`price,"cny_per_hour":…,"cny_per_gb_hour":…` + end + `,`) and
     each record's index into them. Records are compared by their numbers' bits (0.0 and -0.0 are
-    written differently; NaN, how the records keep NULL, is `null`)."""
-    columns = [np.ascontiguousarray(records[name]).view(np.int64) for name in ("price", "per_hour", "per_gb")]
-    codes = np.ascontiguousarray(records["code"])
-    changed = codes[1:] != codes[:-1]
-    for column in columns:
+    written differently; NaN, how the records keep NULL, is `null`): runs of equal consecutive
+    records first, then the distinct ones among the runs' first records, column by column (sorts of
+    whole columns), so Python only writes each distinct tail, however often a series returns to it."""
+    names = ("price", "per_hour", "per_gb")
+    columns = [
+        *(np.ascontiguousarray(records[name]).view(np.int64) for name in names),
+        records["code"].astype(np.int64),
+    ]
+    changed = columns[0][1:] != columns[0][:-1]
+    for column in columns[1:]:
         changed |= column[1:] != column[:-1]
     starts = np.flatnonzero(np.concatenate(([True], changed)))
+    combo = _distinct(columns, starts)  # each run's distinct (price, per_hour, per_gb, code), numbered
+    firsts = starts[np.unique(combo, return_index=True)[1]]  # a record of each distinct tail, in its number's order
     texts: dict[int, str] = {}
     ends: dict[int, str] = {}
-    combos: list[bytes] = []
-    index: dict[tuple[int, int, int, int], int] = {}
-    of_run = []
-    bits = zip(*(column[starts].tolist() for column in columns), codes[starts].tolist(), strict=True)
-    values = zip(*(records[name][starts].tolist() for name in ("price", "per_hour", "per_gb")), strict=True)
-    for key, (price, per_hour, per_gb) in zip(bits, values, strict=True):
-        found = index.get(key)
-        if found is None:
-            code = key[3]
-            end = ends.get(code)
-            if end is None:
-                end = ends[code] = end_of(code)
-            found = index[key] = len(combos)
-            combos.append(
-                f'{_text(texts, key[0], price)},"cny_per_hour":{_text(texts, key[1], per_hour)},'
-                f'"cny_per_gb_hour":{_text(texts, key[2], per_gb)}{end},'.encode()
-            )
-        of_run.append(found)
-    inverse = np.repeat(np.asarray(of_run, dtype=np.int64), np.diff(np.append(starts, len(records))))
-    return combos, inverse
+    tails: list[bytes] = []
+    bits = zip(*(column[firsts].tolist() for column in columns), strict=True)
+    values = zip(*(records[name][firsts].tolist() for name in names), strict=True)
+    for (price_bits, per_hour_bits, per_gb_bits, code), (price, per_hour, per_gb) in zip(bits, values, strict=True):
+        end = ends.get(code)
+        if end is None:
+            end = ends[code] = end_of(code)
+        tails.append(
+            f'{_text(texts, price_bits, price)},"cny_per_hour":{_text(texts, per_hour_bits, per_hour)},'
+            f'"cny_per_gb_hour":{_text(texts, per_gb_bits, per_gb)}{end},'.encode()
+        )
+    return tails, np.repeat(combo, np.diff(np.append(starts, len(records))))
+
+
+FEW_RUNS = 32  # fewer runs are told apart in a dict: a few sorts cost more than that
+
+
+def _distinct(columns: list[np.ndarray], starts: np.ndarray) -> np.ndarray:
+    """The number of each run's (price, per_hour, per_gb, code) bits among the distinct ones."""
+    if len(starts) <= FEW_RUNS:
+        numbers: dict[tuple[int, ...], int] = {}
+        keys = zip(*(column[starts].tolist() for column in columns), strict=True)
+        return np.array([numbers.setdefault(key, len(numbers)) for key in keys], dtype=np.int64)
+    combo = np.zeros(len(starts), dtype=np.int64)
+    for column in columns:
+        values, of_run = np.unique(column[starts], return_inverse=True)
+        combo = np.unique(combo * len(values) + of_run, return_inverse=True)[1]  # < runs², no overflow
+    return combo
 
 
 def _text(texts: dict[int, str], bits: int, value: float) -> str:
