@@ -38,8 +38,8 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
     None for a moment Python's datetime cannot hold (the reference could not write it either).
 
     Points of one width are rows of one array; a stretch of consecutive points of one width is one
-    piece of it. A series whose width changes at most points is written as rows padded to the
-    widest and squeezed instead (fewer steps than that many pieces)."""
+    piece of it. A series whose width changes at more than one point in 16 is written as rows padded
+    to the widest and squeezed instead (measured: cheaper than that many pieces)."""
     n = len(records)
     if n == 0:
         return []
@@ -54,7 +54,7 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
     moments = _moments(at)
     point_widths = widths[inverse]
     cuts = np.flatnonzero(point_widths[1:] != point_widths[:-1]) + 1
-    if len(cuts) > n // 2:
+    if len(cuts) > n // 16:
         rows = _rows(table, inverse, moments, widest)
         return [memoryview(rows[np.arange(widest) < point_widths[:, None]])[:-1]]  # without the last comma
     starts = np.concatenate(([0], cuts))

@@ -107,6 +107,17 @@ def test_a_series_whose_width_changes_at_every_point(n: int) -> None:
     assert b"[" + b"".join(written) + b"]" == _plain(records, *CODES[int(records["code"][0])][3:5])
 
 
+def test_a_series_of_a_few_widths_is_joined_from_pieces() -> None:
+    records = _records(random.Random(9), 3_000)
+    records["code"] = 0
+    records["price"], records["per_hour"], records["per_gb"] = 2.5, 17.5, 0.21875
+    records["price"][1_000:1_700] = 12.125
+    records["per_hour"][2_000:] = float("nan")
+    written = points_json(records, end_texts(CODES, "USD", "hour"))
+    assert written is not None and len(written) == 3  # null is as wide as 17.5: the first and last share an array
+    assert b"[" + b"".join(written) + b"]" == _plain(records, "USD", "hour")
+
+
 def test_every_edge_moment_and_number_is_written_as_the_reference_does() -> None:
     records = np.zeros(len(MOMENTS) * len(NUMBERS), dtype=RECORD)
     records["at"] = [_us(m) for m in MOMENTS for _ in NUMBERS]
