@@ -66,6 +66,8 @@ def history_from_files(
             earlier = by_key.get(key)
             if earlier is None:
                 by_key[key] = records
+            elif earlier["at"][-1] <= records["at"][0]:  # the usual case: all observed after the compaction's
+                by_key[key] = np.concatenate([earlier, records])
             else:  # every recent id is above every compacted one: by time, then (stable) part
                 both = np.concatenate([earlier, records])
                 by_key[key] = both[np.argsort(both["at"], kind="stable")]
