@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from api.state import dumps
+from api.points_json import end_texts, points_json
 from pricedb.history import History, HistoryQuery, Series, TooManyPoints
 from pricedb.history_files import PointFiles, window_records
 from pricedb.history_layout import Layout
@@ -66,6 +66,8 @@ def history_from_files(
             earlier = by_key.get(key)
             if earlier is None:
                 by_key[key] = records
+            elif earlier["at"][-1] <= records["at"][0]:  # the usual case: all observed after the compaction's
+                by_key[key] = np.concatenate([earlier, records])
             else:  # every recent id is above every compacted one: by time, then (stable) part
                 both = np.concatenate([earlier, records])
                 by_key[key] = both[np.argsort(both["at"], kind="stable")]
@@ -74,39 +76,17 @@ def history_from_files(
     points = sum(len(records) for _, records in page)
     if query.max_points is not None and points > query.max_points:
         raise TooManyPoints(points, len(page), query.max_points)
-    return History([_series(key, codes, records) for key, records in page], len(found), points)
+    written = []
+    for key, records in page:
+        series = _series(key, codes, records)
+        if series is None:  # a moment beyond datetime's years: left to the reference
+            return None
+        written.append(series)
+    return History(written, len(found), points)
 
 
-def _series(key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray) -> Series:
-    found = records["code"]
-    model, memory, gpus, currency, unit, _ = codes[int(found[0])]
+def _series(key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray) -> Series | None:
+    model, memory, gpus, currency, unit, _ = codes[int(records["code"][0])]
     series = Series(*key, model, memory, gpus, currency, unit)
-    ends = {}  # each code's end of a point: its currency and unit when they differ from the series'
-    for code in np.unique(found).tolist():
-        point_currency, point_unit = codes[code][3:5]
-        if point_currency == currency and point_unit == unit:
-            ends[code] = "}"
-        else:
-            ends[code] = f',"currency":{dumps(point_currency).decode()},"unit":{dumps(point_unit).decode()}}}'
-    moments = np.datetime_as_string(records["at"].view("datetime64[us]").astype("datetime64[s]"), unit="s")
-    series.points = [
-        f'{{"observed_at":"{at}Z","price":{price},"cny_per_hour":{per_hour},"cny_per_gb_hour":{per_gb}{ends[code]}'
-        for at, price, per_hour, per_gb, code in zip(
-            moments.tolist(),
-            _texts(records["price"]),
-            _texts(records["per_hour"]),
-            _texts(records["per_gb"]),
-            found.tolist(),
-            strict=True,
-        )
-    ]
-    return series
-
-
-def _texts(values: np.ndarray) -> list[str]:
-    """Each stored number's JSON: repr, what json writes for a finite float; NaN is how the files keep
-    NULL. A series repeats its few prices, so each distinct number is written once (distinct by its
-    bits: 0.0 and -0.0 are written differently)."""
-    bits, inverse = np.unique(np.ascontiguousarray(values).view(np.int64), return_inverse=True)
-    texts = [repr(v) if v == v else "null" for v in bits.view(np.float64).tolist()]
-    return [texts[i] for i in inverse.tolist()]
+    series.points_json = points_json(records, end_texts(codes, currency, unit))
+    return None if series.points_json is None else series

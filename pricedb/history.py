@@ -43,6 +43,7 @@ class Series:
     currency: str
     unit: str
     points: list[Any] = field(default_factory=list)  # as `history`'s `point` builds them (default: dicts)
+    points_json: list[memoryview] | None = None  # instead of `points`: their JSON, comma-separated, in pieces
 
     @property
     def key(self) -> tuple[str, str, str, str]:

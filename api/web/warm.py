@@ -3,7 +3,9 @@ landed, a replica took a new snapshot, an offer turned stale), a worker thread l
 the page a browser's first visit asks for (`/` in each language, compressed in each encoding) and
 writes every current offer's cells in every column, currency and language into the cell memo
 (api.web.cell_memo). The first view of any columns, currency or language is then joined from
-ready cells; nothing of it runs on the event loop, which only looks every second whether the
+ready cells. Then it reads what history answers need at the new data version (api.history's
+layout and the observations held since the compaction), so the first history question after a
+run does not. Nothing of it runs on the event loop, which only looks every second whether the
 offers changed (memory, no query)."""
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from api.answers import current_rows
+from api.history import warm_history
 from api.limits import limits_of
 from api.state import AppState
 from api.web.cell_memo import way_of
@@ -68,6 +71,17 @@ def warm_market(state: AppState) -> CurrentOffers:
     return current
 
 
+def warm_all(state: AppState) -> CurrentOffers:
+    """The market page (warm_market), then the history's held observations; a history that cannot be
+    read ahead is read by its first question instead, and leaves the market warmed."""
+    current = warm_market(state)
+    try:
+        warm_history(state)
+    except Exception as exc:  # the store's fault: the history question reports it
+        log.warning("history not read ahead: %s", exc)
+    return current
+
+
 async def keep_warm(state: AppState, every_s: float = CHECK_EVERY_S) -> None:
     """Warm the market page whenever the current offers are not the ones warmed last (a task of
     the app's lifespan; cancelled when it ends)."""
@@ -76,7 +90,7 @@ async def keep_warm(state: AppState, every_s: float = CHECK_EVERY_S) -> None:
         wait = every_s
         if warmed is None or state.fresh_current() is not warmed:
             try:
-                warmed = await run_in_threadpool(warm_market, state)
+                warmed = await run_in_threadpool(warm_all, state)
             except Exception as exc:  # the store's fault: the answers report it; the pages are written on demand
                 log.warning("market page not written ahead: %s", exc)
                 warmed, wait = None, AFTER_FAILURE_S

@@ -5,6 +5,7 @@ answers it)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import random
@@ -19,6 +20,7 @@ from api.history import _history_body, _layout, history_query
 from api.history_records import history_from_files
 from api.query import HistoryParams
 from api.state import AppState
+from api.web.warm import keep_warm
 from pricedb.history import HistoryQuery, history
 from pricedb.history_files import RECORD, files_folder, write_point_files
 from pricedb.models import Availability, Pricing, Unit
@@ -263,6 +265,20 @@ def _urls(rng: random.Random) -> list[str]:
     return urls
 
 
+def counting_at_once(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each history request was answered at once on the event loop, in order."""
+    at_once: list[bool] = []
+    answer = api_history.history_answer_at_once
+
+    def counted(*args: object) -> bytes | None:
+        body = answer(*args)  # type: ignore[arg-type]
+        at_once.append(body is not None)
+        return body
+
+    monkeypatch.setattr("api.routes.offers.history_answer_at_once", counted)
+    return at_once
+
+
 @pytest.mark.parametrize("runs_since", [False, True])
 def test_small_answers_written_on_the_loop_are_the_same_bytes(
     compacted: tuple[AppState, list[HistoryQuery]],
@@ -279,15 +295,7 @@ def test_small_answers_written_on_the_loop_are_the_same_bytes(
         moments = [NOW - timedelta(days=d, hours=h) for d in (120, 60, 1) for h in (0, 7)]
         _runs_since(state.store, random.Random(2), moments, [*OFFERS[:-1], NEW_OFFER])
     urls = _urls(random.Random(5))
-    at_once = []
-    answer = api_history.history_answer_at_once
-
-    def counted(*args: object) -> bytes | None:
-        body = answer(*args)  # type: ignore[arg-type]
-        at_once.append(body is not None)
-        return body
-
-    monkeypatch.setattr("api.routes.offers.history_answer_at_once", counted)
+    at_once = counting_at_once(monkeypatch)
     with serving(settings, state.store, NOW) as client:
         first = [client.get(url) for url in urls]
         assert [r.status_code for r in first] == [200] * len(urls), [r.text for r in first if r.status_code != 200]
@@ -324,3 +332,40 @@ def test_files_over_their_bound_are_not_kept(compacted: tuple[AppState, list[His
     state.store.settings = state.store.settings.model_copy(update={"history_files_mb": records / 1024 / 1024})
     state.store.compact_history()
     assert _check(state, questions) == _with_points(state, questions) > 30
+
+
+def test_the_warm_up_reads_a_landed_run_so_the_first_question_does_not(
+    compacted: tuple[AppState, list[HistoryQuery]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a run lands, the market's warm-up (api.web.warm.keep_warm, in its worker thread) also reads
+    the new data version's layout and the observations since the compaction (the first run: read
+    whole; the next: extended); the history questions after it read nothing and answer as before."""
+    compacted_state, questions = compacted
+    state = AppState(compacted_state.store, compacted_state.settings, clock=lambda: utc_naive(NOW))  # as the app's
+    reads: list[str] = []
+    for name in ("read_layout", "read_recent", "extend_recent"):
+        original = getattr(api_history, name)
+        monkeypatch.setattr(api_history, name, lambda *a, _f=original, _n=name, **k: reads.append(_n) or _f(*a, **k))
+    _layout_cache_cleared()
+
+    async def warmed_after_a_run(seed: int, at: datetime) -> None:
+        _runs_since(state.store, random.Random(seed), [at], OFFERS)
+        task = asyncio.create_task(keep_warm(state, every_s=0.01))
+        try:
+            for _ in range(1000):  # until the warm-up holds this data version's layout
+                with api_history._layouts_lock:
+                    held = api_history._layouts.get(state.store)
+                if held is not None and held.version == state.store.version:
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError("history not read ahead within 10 s")
+        finally:
+            task.cancel()
+
+    end = NOW - timedelta(days=5)
+    for landed, read in ((1, ["read_layout", "read_recent"]), (2, ["read_layout", "extend_recent"])):
+        asyncio.run(warmed_after_a_run(landed, end + timedelta(hours=landed)))
+        assert reads == read
+        reads.clear()
+        assert _check(state, questions, clear=False) == _with_points(state, questions) > 30
+        assert reads == []  # every question found them held
