@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import json
 import random
+import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -28,6 +29,7 @@ from pricedb.offer_filter import OfferFilter
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, utc_naive
 from tests.api.test_history_fast import OFFERS, _questions, _reference_body, _rounds
+from tests.conftest import make_settings
 from tests.helpers import NOW, make_quote, make_run, serving
 
 
@@ -55,15 +57,33 @@ def _layout_cache_cleared() -> None:
         api_history._layouts.clear()
 
 
+@pytest.fixture(scope="module")
+def _compacted_once(tmp_path_factory: pytest.TempPathFactory, _migrated_db: Path) -> tuple[Path, list[HistoryQuery]]:
+    """200 days of runs, compacted: the database and its history files, made once for the module
+    (every test starts from a copy, as a restarted server would open them) and the questions."""
+    settings = make_settings(tmp_path_factory.mktemp("compacted"))
+    shutil.copyfile(_migrated_db, settings.db)
+    store = PriceStore(settings)
+    try:
+        rng = random.Random(1414)
+        start = NOW - timedelta(days=200)
+        end = _rounds(store, rng, start, 30)
+        store.compact_history()
+    finally:
+        store.close()
+    return settings.db, [q for _ in range(4) for q in _questions(rng, start, end)]
+
+
 @pytest.fixture
-def compacted(settings: Settings, store: PriceStore) -> tuple[AppState, list[HistoryQuery]]:
-    rng = random.Random(1414)
-    state = AppState(store, settings, clock=lambda: NOW)
-    start = NOW - timedelta(days=200)
-    end = _rounds(store, rng, start, 30)
-    store.compact_history()
-    questions = [q for _ in range(4) for q in _questions(rng, start, end)]
-    return state, questions
+def compacted(
+    settings: Settings, _compacted_once: tuple[Path, list[HistoryQuery]], request: pytest.FixtureRequest
+) -> tuple[AppState, list[HistoryQuery]]:
+    made, questions = _compacted_once
+    settings.db.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made, settings.db)
+    shutil.copytree(files_folder(made), files_folder(settings.db))
+    store: PriceStore = request.getfixturevalue("store")  # opens the copy
+    return AppState(store, settings, clock=lambda: NOW), list(questions)
 
 
 def test_files_answer_named_offers_after_a_compaction(compacted: tuple[AppState, list[HistoryQuery]]) -> None:
