@@ -415,8 +415,9 @@ def median_ms(client, urls: list) -> float:
 
 
 def cheapest_at(db: Path, built_at: datetime, offers: int, seconds: int, folder: Path, memory: bool) -> Server:
-    server = Server(db, built_at)
+    server = Server(db, built_at, warm=True)  # as `gpuprice serve` runs: the market page written ahead
     try:
+        server.wait_idle()  # its memory counts; its CPU is not the questions'
         measure(server, offers, seconds, folder, memory)
     except BaseException:
         server.stop()
@@ -647,8 +648,9 @@ def main() -> None:
             if args.history_cpu:
                 history_cpu(db, built_at, args.repeat, scale)
                 continue
-            server = Server(db, built_at)
+            server = Server(db, built_at, warm=True)
             try:
+                server.wait_idle()
                 history_on(server, built_at, args.repeat, scale)
             finally:
                 server.stop()
