@@ -32,6 +32,9 @@ from pricedb.redact import get_logger
 log = get_logger("gpuprice.api")
 
 CHECK_EVERY_S = 1.0
+# What every way of one offer's cells (every column, currency and language) takes in the cell memo:
+# 6.8 MB for 2,000 offers of every card (api.web.market.cell_memo).
+EVERY_WAY_BYTES = 3_400
 AFTER_FAILURE_S = 60.0  # a store that failed to load is tried again a minute later, not every second
 
 
@@ -43,8 +46,8 @@ def _every_encoding(built: Built) -> Built:
 
 
 def warm_market(state: AppState) -> CurrentOffers:
-    """Load the current offers, keep the first visit's page in each language and write every
-    current offer's cells every way the page can ask for; the offers warmed."""
+    """Load the current offers, keep the first visit's page in each language and, where the cell memo
+    can hold them, write every current offer's cells every way the page can ask for; the offers warmed."""
     with limits_of(state.settings):
         current = state.current()
         for lang in LANGUAGES:
@@ -53,6 +56,11 @@ def warm_market(state: AppState) -> CurrentOffers:
         rows = current_rows(current, current.offers)
         today = state.clock().date()
         memo, refit = cell_memo(state, None, today)
+        if len(rows) * EVERY_WAY_BYTES > memo.max_bytes:
+            # They would not fit (50,000 offers: ~170 MB for a memo of 13 MB): writing them would only
+            # evict the cells the first visit's pages just wrote and take the memo past its share of
+            # the answer cache, which then drops it, after seconds of CPU.
+            return current
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
         places = memo.places(None, rows)

@@ -29,10 +29,11 @@ from api.state import AppState
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
 from api.web.i18n import LANGUAGES
-from api.web.market import current_numbering, market, sort_rows, sort_rows_fast
+from api.web.market import cell_memo, current_numbering, market, sort_rows, sort_rows_fast
+from api.web.money import CNY
 from api.web.pages import market_page
 from api.web.table import raw_value
-from api.web.warm import keep_warm, warm_market
+from api.web.warm import EVERY_WAY_BYTES, keep_warm, warm_market
 from pricedb.models import Pricing, RunStatus
 from pricedb.queries import CurrentOffers
 from tests.helpers import make_run
@@ -128,6 +129,31 @@ def test_the_page_after_the_warm_up_is_the_plain_rendering(state: AppState, web_
         assert (fast_status, fast.body) == (plain_status, plain.body), (lang, items)
     zh_usd = Page("/", [("cur", "USD"), ("lang", "zh"), ("cols", EVERY_COLUMN)], "zh", True)
     assert market_page(state, zh_usd)[0].body == market_page(state, zh_usd, fast=False)[0].body
+
+
+def test_a_warm_up_over_more_offers_than_the_memo_holds_keeps_the_first_visits_cells(
+    web_round: WebRound, tmp_path: Path
+) -> None:
+    """Every way of every offer would not fit a small answer cache's cell memo: the warm-up keeps the
+    first visit's pages and the cells they wrote, and writes no other currency's (which would evict
+    them and take the memo past its share, so the cache drops it)."""
+    settings, store = open_copy(web_round, tmp_path)
+    settings = settings.model_copy(update={"answer_cache_mb": 8.0})
+    today = web_round.now.date()
+    with limits_of(settings):
+        small = AppState(store, settings, clock=lambda: web_round.now)
+        memo, _ = cell_memo(small, None, today)
+        assert len(small.current().offers) * EVERY_WAY_BYTES > memo.max_bytes, "the web round fits: shrink the cache"
+        warm_market(small)
+        kept_memo = small.cached_value(("market_cells", None, today), refuse_to_build)
+        currencies = {way[2] for way in kept_memo._ways if len(way) > 2}  # ('<tr>',): the rows' heads
+        assert currencies == {CNY, None}, currencies
+        assert kept_memo.cache_size <= kept_memo.max_bytes
+        for lang in ("en", "zh"):
+            first_visit = Page("/", [], lang, False)
+            kept, _ = small.cached_value(first_visit.cache_key, refuse_to_build)
+            assert kept.body == market_page(small, first_visit, fast=False)[0].body
+    store.close()
 
 
 def refuse_to_build(_: object) -> NoReturn:
