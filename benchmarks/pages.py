@@ -247,24 +247,18 @@ def main() -> None:
             "all 37 columns, new view (USD), zstd",
             timed(m.new_views(usd_every, every.split(","), every_shown), args.repeat),
         )
-        gzip_views = [("cur", "EUR"), ("lang", "en")]  # other views than those above: new ones
-        brotli_views = [("cur", "INR")]  # other views again: new ones
-        report(
-            "new view, default columns, brotli",
-            timed(m.new_views(brotli_views, market_view.DEFAULT_COLUMNS, encoding="br"), args.repeat),
-        )
-        report(
-            "all 37 columns, new view (INR), brotli",
-            timed(m.new_views([*brotli_views, ("cols", every)], every.split(","), encoding="br"), args.repeat),
-        )
-        report(
-            "new view, default columns, gzip",
-            timed(m.new_views(gzip_views, market_view.DEFAULT_COLUMNS, encoding="gzip"), args.repeat),
-        )
-        report(
-            "all 37 columns, new view (EUR), gzip",
-            timed(m.new_views([*gzip_views, ("cols", every)], every.split(","), encoding="gzip"), args.repeat),
-        )
+        # other views than those above, so new ones: brotli (clients without zstd), then gzip
+        other_views = (("br", "INR", [("cur", "INR")]), ("gzip", "EUR", [("cur", "EUR"), ("lang", "en")]))
+        for encoding, name, views in other_views:
+            label = "brotli" if encoding == "br" else encoding
+            report(
+                f"new view, default columns, {label}",
+                timed(m.new_views(views, market_view.DEFAULT_COLUMNS, encoding=encoding), args.repeat),
+            )
+            report(
+                f"all 37 columns, new view ({name}), {label}",
+                timed(m.new_views([*views, ("cols", every)], every.split(","), encoding=encoding), args.repeat),
+            )
         report("cold: the first visit's page (/), as served", timed(m.served(first_visit), args.repeat, m.warmed))
         report("cold: first USD view, English (lang in URL)", timed(m.page(usd_english), args.repeat, m.warmed))
         report("cold: first view of chosen columns, EUR", timed(m.page(chosen_columns), args.repeat, m.warmed))
