@@ -53,14 +53,14 @@ def warm_market(state: AppState) -> CurrentOffers:
         for lang in LANGUAGES:
             page = Page("/", [], lang, lang_given=False)
             state.cached_value(page.cache_key, lambda _, page=page: _every_encoding(market_page(state, page)))
-        rows = current_rows(current, current.offers)
         today = state.clock().date()
         memo, refit = cell_memo(state, None, today)
-        if len(rows) * EVERY_WAY_BYTES > memo.max_bytes:
+        if len(current.offers) * EVERY_WAY_BYTES > memo.max_bytes:
             # They would not fit (50,000 offers: ~170 MB for a memo of 13 MB): writing them would only
             # evict the cells the first visit's pages just wrote and take the memo past its share of
-            # the answer cache, which then drops it, after seconds of CPU.
+            # the answer cache, which then drops it, after seconds of CPU (and 54 MB of rows).
             return current
+        rows = current_rows(current, current.offers)
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
         places = memo.places(None, rows)

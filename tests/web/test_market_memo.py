@@ -422,6 +422,7 @@ def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: 
     current = state.current()
     numbering = current_numbering(current)
     assert numbering is current_numbering(current)  # once per set of current offers
+    assert "offer_json" not in current.derived  # read from the offers: no row made for every offer
     prices = [o.price for o in current.offers]
     assert numbering.prices is not None  # the web round has a price beyond six decimals
     assert any(raw_value(price) for price in prices)
