@@ -64,6 +64,11 @@ class Numbering:
 Rates = dict[str, dict[str, float]]
 
 
+def _host(url: Any) -> str:
+    """What a source cell shows of its URL: the host."""
+    return escape(str(url).split("://", 1)[-1].split("/", 1)[0])
+
+
 def _per_gpu_hour(row: dict[str, Any]) -> float | None:
     per_hour, count = row.get("cny_per_hour"), row.get("gpu_count")
     return per_hour / count if per_hour is not None and count else None
@@ -319,13 +324,12 @@ def column_cells(
         if not html:
             return [str(v) if v else MISSING for v in values]
         places = listed.places if listed is not None else {}
-        anchor = LISTED.get(key)
         written = {
             v: missing
             if not v
-            else f"<td><a href=#{anchor}{places[v]}>{escape(str(v).split('://', 1)[-1].split('/', 1)[0])}</a>"
+            else f"<td><a href=#{LISTED[key]}{places[v]}>{_host(v)}</a>"
             if v in places
-            else f'<td><a href="{escape(str(v))}">{escape(str(v).split("://", 1)[-1].split("/", 1)[0])}</a>'
+            else f'<td><a href="{escape(str(v))}">{_host(v)}</a>'
             for v in set(values)
         }
         return [written[v] for v in values]
@@ -344,7 +348,7 @@ def column_cells(
         for value in set(values):
             place = listed.places.get(value)
             written[value] = (
-                f"<td><a href=#n{place}>{place}</a>"
+                f"<td><a href=#{LISTED[key]}{place}>{place}</a>"
                 if place
                 else missing
                 if value is None
