@@ -17,23 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
-from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.answers import cheapest_answer
 from api.cheapest_hours import MEM_ANSWER
 from api.errors import ApiError
 from api.limits import limits_of
-from api.query import LISTS, CheapestParams
+from api.query import CheapestParams
+from api.query import as_routed as _as_routed  # its name here before it moved
 
 CACHED_PATHS = frozenset({"/cheapest", "/offers"})
 CHEAPEST = "/cheapest"
-
-
-def _as_routed(query_string: bytes) -> dict[str, Any]:
-    """The query as FastAPI hands it to a parameter model (Starlette's parsing)."""
-    params = QueryParams(query_string)
-    return {key: params.getlist(key) if key in LISTS else params[key] for key in params}
 
 
 def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from pydantic import ValidationError
+
 from api.budget import check_budget
 from api.errors import ApiError
 from api.history_records import history_from_files
-from api.query import HistoryParams
+from api.limits import limits_of
+from api.query import HistoryParams, as_routed
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
 from pricedb.history import History, HistoryQuery, PointBuilder, Series, TooManyPoints, history
@@ -235,6 +238,13 @@ def series_head(s: Series) -> dict[str, Any]:
 AT_ONCE_POINTS = 6_000
 
 
+def _held_with_files(state: AppState) -> _Held | None:
+    """The layout of the current data version, when it has been read and has files."""
+    with _layouts_lock:
+        held = _layouts.get(state.store)
+    return None if held is None or held.files is None or held.version != state.store.version else held
+
+
 def history_answer_at_once(state: AppState, params: HistoryParams) -> bytes | None:
     """The answer when the history files (pricedb.history_files) and the observations since the
     compaction held in memory hold it whole, at most AT_ONCE_POINTS records already in the page cache
@@ -242,9 +252,8 @@ def history_answer_at_once(state: AppState, params: HistoryParams) -> bytes | No
     otherwise (ask `history_answer` in a worker thread, through the heavy-answer gate). No database
     query, no disk wait, a bounded read and at most ~1.5 ms of writing: work the event loop may do itself,
     sparing the answer the thread hop and the budget's bookkeeping (which cost more than it)."""
-    with _layouts_lock:
-        held = _layouts.get(state.store)
-    if held is None or held.files is None or held.version != state.store.version:
+    held = _held_with_files(state)
+    if held is None:
         return None
     query = history_query(state, params)
     try:
@@ -252,6 +261,28 @@ def history_answer_at_once(state: AppState, params: HistoryParams) -> bytes | No
     except TooManyPoints as exc:
         raise _too_broad(query, exc) from None
     return None if found is None else _body(query, found)
+
+
+HISTORY_PATH = "/offers/history"
+TRIED_AT_ONCE = "gpuprice.history_tried_at_once"  # in a request's scope: api.front asked, and the answer is not at hand
+
+
+def history_in_front(state: AppState, scope: dict[str, Any]) -> bytes | None:
+    """`history_answer_at_once` for a GET of HISTORY_PATH before routing (api.front), its query read
+    into `HistoryParams` as FastAPI reads it; None when the route must answer: parameters the model
+    refuses, a layout not read yet, or an answer not at hand (marked TRIED_AT_ONCE, so the route does
+    not ask again, and goes off the loop)."""
+    if _held_with_files(state) is None:
+        return None  # not parsed: the route reads the layout
+    try:
+        with limits_of(state.settings):
+            params = HistoryParams.model_validate(as_routed(scope["query_string"]))
+    except ValidationError:
+        return None
+    body = history_answer_at_once(state, params)
+    if body is None:
+        scope[TRIED_AT_ONCE] = True
+    return body
 
 
 def history_answer(state: AppState, params: HistoryParams) -> bytes:

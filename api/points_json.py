@@ -7,7 +7,8 @@ Every point is a row of bytes: a fixed-width head (`{"observed_at":"`, the momen
 differ from the series', and a comma). The moments are written with integer arithmetic over the whole
 column; a series repeats its numbers, so each distinct tail (runs of equal consecutive records) is
 written once in Python and scattered to its points; the rows, padded to the longest tail, are then
-squeezed to their real lengths in one step. No per-point Python object is made."""
+cut to their real lengths. No per-point Python object is made, but for a series whose points' widths
+keep changing (one bytes per point, made in C)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ _US_PER_DAY = 86_400_000_000
 _FIRST_US, _LAST_US = -62_135_596_800_000_000, 253_402_300_799_999_999  # 0001-01-01, the end of 9999 (datetime's)
 
 
-def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memoryview] | None:
+def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memoryview] | list[bytes] | None:
     """These records' points' JSON, in order and comma-separated (the array's inside: the caller
     adds the brackets), as pieces of a few buffers for the caller to join into the answer (one copy);
     `end_of(code)` is the text closing a point of that code (`}`, or its currency and unit then `}`).
@@ -39,7 +40,10 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
 
     Points of one width are rows of one array; a stretch of consecutive points of one width is one
     piece of it. A series whose width changes at more than one point in 16 is written as rows padded
-    to the widest and squeezed instead (measured: cheaper than that many pieces)."""
+    to the widest (with NULs, which no JSON text holds unescaped), each row then one bytes without
+    its padding (numpy's `S` type drops trailing NULs): for 5,000 points whose width changes every
+    third point, 3.3 → 1.2 ms against squeezing the rows with a mask (measured on a loaded host), and
+    cheaper than that many pieces."""
     n = len(records)
     if n == 0:
         return []
@@ -54,9 +58,10 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
     moments = _moments(at)
     point_widths = widths[inverse]
     cuts = np.flatnonzero(point_widths[1:] != point_widths[:-1]) + 1
-    if len(cuts) > n // 16:
-        rows = _rows(table, inverse, moments, widest)
-        return [memoryview(rows[np.arange(widest) < point_widths[:, None]])[:-1]]  # without the last comma
+    if len(cuts) > n // 16:  # each point's bytes, its padding dropped (a fixed-width bytes array drops trailing NULs)
+        texts = _rows(table, inverse, moments, widest).view(f"S{widest}").reshape(-1).tolist()
+        texts[-1] = texts[-1][:-1]  # without the last comma
+        return texts
     starts = np.concatenate(([0], cuts))
     flats: dict[int, memoryview] = {}
     rank = np.arange(n)  # each point's row in its width's array

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
+from starlette.datastructures import QueryParams
 
 from api import query_schema as qs
 from api.cheapest import CheapestQuery, JobWork
@@ -105,6 +106,14 @@ OptionsLimit = Annotated[int, *limit_parameter("max_limit")]
 PageLimit = Annotated[int, *limit_parameter("max_page_limit")]
 Day = Annotated[date | None, BeforeValidator(lambda text: parse_day(text) if text else None)]
 LISTS = ("gpu", "pricing", "provider", "region", "sku")
+
+
+def as_routed(query_string: bytes) -> dict[str, Any]:
+    """The query as FastAPI hands it to a parameter model (Starlette's parsing)."""
+    params = QueryParams(query_string)
+    return {key: params.getlist(key) if key in LISTS else params[key] for key in params}
+
+
 COUNT_PATTERN = r"^\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*[kKmMbBtT]?\s*$|^$"  # 7B, 2e9, 500M
 Tokens = Annotated[int | None, BeforeValidator(lambda text: parse_tokens(text) if text not in (None, "") else None)]
 

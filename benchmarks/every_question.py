@@ -18,10 +18,14 @@ script that asks a different question on every request (random `mem`, `hours` wi
 GPU, or model, workload, context and batch), so the answer cache never helps.
 
 References in the same run:
-- trivial endpoint: p50 at 1 connection and requests/s at 8;
+- trivial endpoint: p50 at 1 connection and requests/s at 8 (wrk, as the questions); for history, each
+  question is asked right after a trivial request by the same client (httpx), and the figure's ratio is
+  the median of those pairs' ratios;
 - gpuhunt: gpuhunt's own filter (`constraints.matches` with `min_total_gpu_memory`, `gpu_name`) and
   sort by price over gpuprice's gpuhunt export (`/export/gpuhunt/<provider>.csv`, read by gpuhunt's
-  `storage.load`), in memory in this process, no HTTP, on the same questions.
+  `storage.load`), in memory in this process, no HTTP, on the same question mix, in 2 s blocks
+  alternating with 2 s of new questions over HTTP, seven rounds: the ratio is the median of the
+  rounds' ratios, so a change in the shared host's speed hits both sides.
 
     python benchmarks/every_question.py --cache /var/tmp/gpuprice-bench [--seconds 8] [--skip-history]
     python benchmarks/every_question.py --cache /var/tmp/gpuprice-bench --history-only  # 50,000 and 2,000 offers, 10M
@@ -32,6 +36,7 @@ gpuhunt is a test dependency of gpuprice (`pip install -e '.[test]'`); numpy com
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import re
@@ -374,13 +379,19 @@ def gpuhunt_items(base: str) -> list:
     return items
 
 
-def gpuhunt_ms(items: list, questions: list[tuple[float, str]]) -> tuple[float, float]:
-    """Median ms (wall clock, CPU) of gpuhunt's filter and sort (by price) over `items`, one question at a time."""
+def gpuhunt_ms(items: list, questions: list[tuple[float, str]], seconds: float | None = None) -> tuple[float, float]:
+    """Median ms (wall clock, CPU) of gpuhunt's filter and sort (by price) over `items`, one question at a time;
+    with `seconds`, the questions asked in turn (again from the first) until that long has passed."""
     from gpuhunt._internal.constraints import matches
     from gpuhunt._internal.models import QueryFilter
 
     timings, cpu = [], []
-    for mem, gpu in questions:
+    until = None if seconds is None else time.perf_counter() + seconds
+    for asked in itertools.count():
+        done = asked == len(questions) if until is None else asked >= 20 and time.perf_counter() >= until
+        if done:
+            break
+        mem, gpu = questions[asked % len(questions)]
         start, start_cpu = time.perf_counter(), time.process_time()
         query = QueryFilter(min_total_gpu_memory=mem, gpu_name=[gpu])
         found = sorted((i for i in items if matches(i, query)), key=lambda i: i.price)
@@ -388,6 +399,36 @@ def gpuhunt_ms(items: list, questions: list[tuple[float, str]]) -> tuple[float, 
         cpu.append((time.process_time() - start_cpu) * 1000)
         assert found is not None
     return statistics.median(timings), statistics.median(cpu)
+
+
+class SideBySide(NamedTuple):
+    ours_ms: float  # median over the rounds of our p50 over HTTP
+    hunt_ms: float  # median over the rounds of gpuhunt's median
+    ratio: float  # median of the rounds' gpuhunt / ours
+    ours_cpu: float  # median of the rounds' server CPU per request
+    hunt_cpu: float
+    cpu_ratio: float
+    rounds: list[tuple[float, float]]  # each round's (ours, gpuhunt), ms
+
+
+def side_by_side(server: Server, items: list, questions: list[tuple[float, str]], script: Path, rounds: int,
+                 block_s: int) -> SideBySide:  # fmt: skip
+    """gpuprice's new questions over HTTP (wrk, one connection, `block_s` seconds) and gpuhunt's filter+sort
+    in memory (as long), in alternate blocks, `rounds` times: a change in the shared host's speed hits
+    both, so the median of the rounds' ratios holds still where two figures measured apart did not."""
+    ours, hunt, ratios, cpu_ratios, ours_cpu, hunt_cpu = [], [], [], [], [], []
+    for _ in range(rounds):
+        run = wrk(server, "", 1, block_s, script)
+        wall, cpu = gpuhunt_ms(items, questions, seconds=block_s)
+        ours.append(run.p50_ms)
+        hunt.append(wall)
+        ratios.append(wall / run.p50_ms)
+        ours_cpu.append(run.cpu_ms)
+        hunt_cpu.append(cpu)
+        cpu_ratios.append(cpu / run.cpu_ms)
+    median = statistics.median
+    return SideBySide(median(ours), median(hunt), median(ratios), median(ours_cpu), median(hunt_cpu),
+                      median(cpu_ratios), list(zip(ours, hunt, strict=True)))  # fmt: skip
 
 
 # ----- report ----------------------------------------------------------------------------------
@@ -437,7 +478,6 @@ def measure(server: Server, offers: int, seconds: int, folder: Path, memory: boo
         items = gpuhunt_items(base)
     questions = [(rng.choice((16, 24, 40, 48, 60, 80, 96, 141, 160, 192, 320, 640)), rng.choice(GPUS_ASKED))
                  for _ in range(300)]  # fmt: skip
-    hunt, hunt_cpu = gpuhunt_ms(items, questions)
     new_mem, new_model = lua(NEW_MEM_QUESTION, folder, "mem"), lua(NEW_MODEL_QUESTION, folder, "model")
     trivial1 = wrk(server, TRIVIAL, 1, seconds)
     trivial8 = wrk(server, TRIVIAL, 8, seconds)
@@ -445,12 +485,15 @@ def measure(server: Server, offers: int, seconds: int, folder: Path, memory: boo
     mem8 = wrk(server, "", 8, seconds, new_mem)
     model1 = wrk(server, "", 1, seconds, new_model)
     repeat1 = wrk(server, "/cheapest?mem=60GB&hours=200", 1, seconds)
+    both = side_by_side(server, items, questions, new_mem, rounds=7, block_s=2)  # after the runs above, as mem1
     print(f"\n{offers:,} offers ({len(items):,} of them in the gpuhunt export: hourly pricings with a host shape); "
           f"wrk {seconds} s per run, one uvicorn worker, {os.cpu_count()} CPUs (shared)")  # fmt: skip
     print(f"  trivial endpoint: p50 {trivial1.p50_ms:.3f} ms at 1 connection, {trivial8.rps:,.0f} req/s at 8; "
           f"server CPU {trivial1.cpu_ms:.3f} ms per request")  # fmt: skip
     print(f"  /cheapest, the same question repeated (answer cache): p50 {repeat1.p50_ms:.3f} ms at 1 connection")
-    print(f"  gpuhunt filter+sort in memory, same question mix: median {hunt:.3f} ms ({hunt_cpu:.3f} ms CPU)")
+    print(f"  gpuhunt filter+sort in memory, same question mix, in {len(both.rounds)} rounds alternating with new mem "
+          f"questions over HTTP (2 s each): median {both.hunt_ms:.3f} ms ({both.hunt_cpu:.3f} ms CPU); "
+          f"rounds (ours, gpuhunt) ms: {', '.join(f'({a:.3f}, {b:.3f})' for a, b in both.rounds)}")  # fmt: skip
     print(f"  server CPU per request: new mem question {mem1.cpu_ms:.3f} ms, new by-model question "
           f"{model1.cpu_ms:.3f} ms (trivial {trivial1.cpu_ms:.3f} ms)")  # fmt: skip
     limit = 1.0 if offers <= 2000 else 3.0
@@ -458,10 +501,11 @@ def measure(server: Server, offers: int, seconds: int, folder: Path, memory: boo
            f"trivial p50 {trivial1.p50_ms:.3f} ms", mem1.p50_ms / trivial1.p50_ms, mem1.p50_ms <= limit)  # fmt: skip
     report(f"new mem questions req/s at 8 conns ({offers:,}) ≥ 0.3× trivial", mem8.rps, "req/s",
            f"trivial {trivial8.rps:,.0f} req/s", mem8.rps / trivial8.rps, mem8.rps / trivial8.rps >= 0.3)  # fmt: skip
-    report(f"new question over HTTP vs gpuhunt in memory ({offers:,}) ≥ 3× faster", mem1.p50_ms, "ms",
-           f"gpuhunt {hunt:.3f} ms", hunt / mem1.p50_ms, hunt / mem1.p50_ms >= 3)  # fmt: skip
-    report(f"  the same in CPU: server CPU per request vs gpuhunt's CPU ({offers:,}) ≥ 3×", mem1.cpu_ms, "ms CPU",
-           f"gpuhunt {hunt_cpu:.3f} ms CPU", hunt_cpu / mem1.cpu_ms, hunt_cpu / mem1.cpu_ms >= 3)  # fmt: skip
+    report(f"new question over HTTP vs gpuhunt in memory ({offers:,}) ≥ 3× faster (interleaved rounds)", both.ours_ms,
+           "ms", f"gpuhunt {both.hunt_ms:.3f} ms; ratio: median of {len(both.rounds)} rounds' ratios", both.ratio,
+           both.ratio >= 3)  # fmt: skip
+    report(f"  the same in CPU: server CPU per request vs gpuhunt's CPU ({offers:,}) ≥ 3×", both.ours_cpu, "ms CPU",
+           f"gpuhunt {both.hunt_cpu:.3f} ms CPU", both.cpu_ratio, both.cpu_ratio >= 3)  # fmt: skip
     model_met = model1.p50_ms <= 3.0 if offers > 2000 else True
     report(f"new by-model question p50 ({offers:,} offers){' ≤ 3 ms' if offers > 2000 else ''}", model1.p50_ms, "ms",
            f"trivial p50 {trivial1.p50_ms:.3f} ms", model1.p50_ms / trivial1.p50_ms, model_met)  # fmt: skip
@@ -478,15 +522,16 @@ def history_on(server: Server, built_at: datetime, repeat: int, scale: str) -> N
         trivial = median_ms(client, [TRIVIAL] * 50)
         keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
         questions = history_questions(keys, built_at, repeat)
-        offer_ms = median_ms(client, questions["offer"])
-        points = len(client.get(questions["offer"][0]).json()["series"][0]["points"])
+        offers = history_questions(keys, built_at, OFFER_QUESTIONS)["offer"]
+        offer = interleaved(server, client, offers)
+        points = len(client.get(offers[0]).json()["series"][0]["points"])
         snapshot_ms = median_ms(client, questions["snapshot"])
         built_ms = median_ms(client, questions["snapshot_built"])
         digest_ms = median_ms(client, questions["digest"])
         rss, peak = server.memory_mb()
-    print(f"\nhistory over HTTP at {scale}, median of {repeat} new questions each (trivial endpoint: {trivial:.2f} ms)")
-    report(f"one offer's six months ({points} points, {scale}) ≤ 5 ms", offer_ms, "ms", f"trivial {trivial:.2f} ms",
-           offer_ms / trivial, offer_ms <= 5)  # fmt: skip
+    print(f"\nhistory over HTTP at {scale}, median of {repeat} new questions each, {OFFER_QUESTIONS} for one offer's "
+          f"history (trivial endpoint: {trivial:.2f} ms)")  # fmt: skip
+    offer.report(f"one offer's six months ({points} points, {scale})")
     report(f"a day's snapshot /offers?date= ({scale}) ≤ 20 ms", snapshot_ms, "ms", f"trivial {trivial:.2f} ms",
            snapshot_ms / trivial, snapshot_ms <= 20)  # fmt: skip
     report(f"  (the same days sorted by cny_per_hour: not kept, built on demand ({scale}))", built_ms, "ms",
@@ -547,18 +592,51 @@ def history_since_compaction(db: Path, built_at: datetime, repeat: int, scale: s
             with httpx.Client(base_url=server.base, timeout=300) as client:
                 trivial = median_ms(client, [TRIVIAL] * 50)
                 keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
-                urls = history_questions(keys, later, repeat + 1)["offer"]
+                urls = history_questions(keys, later, OFFER_QUESTIONS + 1)["offer"]
                 first_ms = median_ms(client, urls[:1])
-                offer_ms = median_ms(client, urls[1:])
+                offer = interleaved(server, client, urls[1:])
                 points = len(client.get(urls[1]).json()["series"][0]["points"])
                 rss, peak = server.memory_mb()
         finally:
             server.stop()
     report(f"  (the first question after the runs landed and the warm-up ({warm_s:.1f} s) read them ({scale}))",
            first_ms, "ms", f"trivial {trivial:.2f} ms", first_ms / trivial, None)  # fmt: skip
-    report(f"one offer's six months with a day of runs since the compaction ({points} points, {scale}) ≤ 5 ms",
-           offer_ms, "ms", f"trivial {trivial:.2f} ms", offer_ms / trivial, offer_ms <= 5)  # fmt: skip
+    offer.report(f"one offer's six months with a day of runs since the compaction ({points} points, {scale})")
     report(f"  (memory, the day's runs held ({scale}))", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, None)
+
+
+OFFER_QUESTIONS = 45  # named offers asked about, each once: the median of 9 moved with one slow moment
+
+
+class Interleaved(NamedTuple):
+    ms: float  # median over the questions, wall clock, client included (httpx, as the trivial reference's)
+    trivial_ms: float  # median of the trivial requests, each sent right before a question
+    ratio: float  # median of each (question, trivial request before it) pair's ratio
+    cpu_ms: float  # the server's CPU per answer, the same questions asked again in a block
+    trivial_cpu_ms: float
+
+    def report(self, target: str, limit: float = 5) -> None:
+        report(f"{target} ≤ {limit:g} ms", self.ms, "ms", f"trivial {self.trivial_ms:.2f} ms, interleaved", self.ratio,
+               self.ms <= limit)  # fmt: skip
+        report(f"  (the same: the server's CPU per answer, {target})", self.cpu_ms, "ms CPU",
+               f"trivial {self.trivial_cpu_ms:.2f} ms CPU", self.cpu_ms / self.trivial_cpu_ms, None)  # fmt: skip
+
+
+def interleaved(server: Server, client: Any, urls: list[str]) -> Interleaved:
+    """Each question asked right after a trivial request (the same client), so a change in the shared
+    host's speed hits both; then the server's CPU per answer over the questions asked again in a block
+    (four times each), and per trivial request over as many."""
+    pairs = []  # (trivial, question) ms
+    for url in urls:
+        trivial = median_ms(client, [TRIVIAL])
+        pairs.append((trivial, median_ms(client, [url])))
+    cpu = []
+    for block in (urls * 4, [TRIVIAL] * len(urls) * 4):  # the server's CPU is counted in 10 ms ticks
+        before = server.cpu_s()
+        median_ms(client, block)
+        cpu.append((server.cpu_s() - before) * 1000 / len(block))
+    median = statistics.median
+    return Interleaved(median(q for _, q in pairs), median(t for t, _ in pairs), median(q / t for t, q in pairs), *cpu)
 
 
 def history_questions(keys: list[dict], built_at: datetime, repeat: int) -> dict[str, list[str]]:

@@ -43,7 +43,9 @@ class Series:
     currency: str
     unit: str
     points: list[Any] = field(default_factory=list)  # as `history`'s `point` builds them (default: dicts)
-    points_json: list[memoryview] | None = None  # instead of `points`: their JSON, comma-separated, in pieces
+    points_json: list[memoryview] | list[bytes] | None = (
+        None  # instead of `points`: their JSON, comma-separated, in pieces
+    )
 
     @property
     def key(self) -> tuple[str, str, str, str]:

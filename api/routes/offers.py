@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.answers import offers_answer
-from api.history import history_answer, history_answer_at_once
+from api.history import TRIED_AT_ONCE, history_answer, history_answer_at_once
 from api.query import HistoryParams, OffersParams
 from api.routes.deps import State, json_response, off_the_loop
 from api.routes.responses import errors
@@ -26,13 +26,14 @@ async def offers(request: Request, params: Annotated[OffersParams, Query()], sta
 
 
 @router.get("/offers/history", responses=errors(422, 503))
-async def offers_history(params: Annotated[HistoryParams, Query()], state: State) -> Response:
+async def offers_history(request: Request, params: Annotated[HistoryParams, Query()], state: State) -> Response:
     """Observations over time, one series per offer (provider, region, sku, pricing), each point
     with `observed_at`, the native `price`, `cny_per_hour` and `cny_per_gb_hour`. Filters as
     `/offers` plus `sku`; `since`/`until` are ISO dates or date-times (UTC unless an offset is
     given; a bare `until` date includes that whole day; default: the last 30 days). Series are
     paged with `limit`/`offset`."""
-    body = history_answer_at_once(state, params)  # from the history files, when small and cached
+    tried = TRIED_AT_ONCE in request.scope  # by api.front, which answers what is at hand itself
+    body = None if tried else history_answer_at_once(state, params)  # from the history files, when small and cached
     if body is None:
         body = await off_the_loop(state, lambda: history_answer(state, params), heavy=True)
     return json_response(body)

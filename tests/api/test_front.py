@@ -32,6 +32,14 @@ Response = tuple[int, list[tuple[bytes, bytes]], bytes]
 LATENCY = "gpuprice_http_request_duration_seconds_count"
 
 
+def requests_timed(app: FastAPI) -> dict[tuple[tuple[str, str], ...], float]:
+    """How many requests `/metrics` timed, by label set."""
+    registry = app.state.metrics_registry
+    return {
+        tuple(sorted(s.labels.items())): s.value for m in registry.collect() for s in m.samples if s.name == LATENCY
+    }
+
+
 def holding(app: FastAPI, current: CurrentOffers) -> None:
     """The app's current offers are `current`, as if read from its store at its version."""
     state = app.state.gpuprice
@@ -121,9 +129,5 @@ def test_the_front_answers_as_the_app_does(store: PriceStore, settings: Settings
 
     computed, refused, compared = asyncio.run(run())
     assert computed > 200 and refused > 30 and compared > 50  # every kind of answer was compared
-    timed = [
-        {tuple(sorted(s.labels.items())): s.value for m in app.state.metrics_registry.collect() for s in m.samples
-         if s.name == LATENCY}
-        for app in (front, below)
-    ]  # fmt: skip
+    timed = [requests_timed(app) for app in (front, below)]
     assert timed[0] == timed[1] and len(timed[0]) >= 3

@@ -285,18 +285,26 @@ def _urls(rng: random.Random) -> list[str]:
     return urls
 
 
-def counting_at_once(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each history request was answered at once on the event loop, in order."""
-    at_once: list[bool] = []
-    answer = api_history.history_answer_at_once
+def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str, *also: str) -> list[bool]:
+    """Whether each call of `module.name` (also where `also` imported it) answered, in order."""
+    answered: list[bool] = []
+    answer = getattr(module, name)
 
     def counted(*args: object) -> bytes | None:
-        body = answer(*args)  # type: ignore[arg-type]
-        at_once.append(body is not None)
+        body = answer(*args)
+        answered.append(body is not None)
         return body
 
-    monkeypatch.setattr("api.routes.offers.history_answer_at_once", counted)
-    return at_once
+    monkeypatch.setattr(module, name, counted)
+    for where in also:
+        monkeypatch.setattr(where, counted)
+    return answered
+
+
+def counting_at_once(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each history request was answered at once on the event loop (before routing, api.front,
+    or by the route), in order: each request asks once."""
+    return counting(monkeypatch, api_history, "history_answer_at_once", "api.routes.offers.history_answer_at_once")
 
 
 @pytest.mark.parametrize("runs_since", [False, True])
@@ -389,3 +397,67 @@ def test_the_warm_up_reads_a_landed_run_so_the_first_question_does_not(
         reads.clear()
         assert _check(state, questions, clear=False) == _with_points(state, questions) > 30
         assert reads == []  # every question found them held
+
+
+def _mangled(rng: random.Random, url: str) -> str:
+    """`url` as a user might also send it: refused, repeated, unknown or odd parameters, or not naming
+    its offer whole (the route answers those: off the loop, or a 422)."""
+    path, _, query = url.partition("?")
+    parts = query.split("&")
+    change = rng.choice((
+        "limit=0", "limit=abc", "limit=2", "offset=1", "offset=-1", "since=yesterday", "until=2001-01-01",
+        "include_stale=true", "unknown=1", "pricing=bogus", "gpu=NOPE", "provider=aws", "region=", "sku=",
+        "include_unavailable=maybe", "since=", "gpu=A100&gpu=L4",
+    ))  # fmt: skip
+    if rng.random() < 0.3:
+        parts = [p for p in parts if not p.startswith(change.split("=")[0] + "=")]
+    return f"{path}?{'&'.join(rng.sample([*parts, change], len(parts) + 1))}"
+
+
+@pytest.mark.parametrize("runs_since", [False, True])
+def test_the_front_answers_history_as_the_app_does(
+    compacted: tuple[AppState, list[HistoryQuery]], settings: Settings, monkeypatch: pytest.MonkeyPatch,
+    runs_since: bool,
+) -> None:  # fmt: skip
+    """api.front answers a named offer's history before routing when it is at hand: the whole response
+    (status, every header, body; HEAD too) and the request timings in `/metrics` are those of the same
+    app entered below the front, on valid, odd and refused questions, and on questions too broad for
+    GPUPRICE_API_MAX_POINTS (the route's 422), and on answers too long to write at once (the route's,
+    written off the loop)."""
+    from fastapi import FastAPI
+
+    from api import front as api_front
+    from api.app import create_app
+    from tests.api.test_front import call, requests_timed
+
+    state, _ = compacted
+    if runs_since:
+        moments = [NOW - timedelta(days=d, hours=h) for d in (120, 60, 1) for h in (0, 7)]
+        _runs_since(state.store, random.Random(3), moments, [*OFFERS[:-1], NEW_OFFER])
+    fronted = counting(monkeypatch, api_front, "history_in_front")
+    monkeypatch.setattr(api_history, "AT_ONCE_POINTS", api_history.AT_ONCE_POINTS)  # set per request below
+    rng = random.Random(14 + runs_since)
+    limited = settings.model_copy(update={"api_max_points": 12})
+    front, below = (create_app(limited, store=state.store, schedule=False) for _ in range(2))
+
+    async def run() -> tuple[int, int]:
+        async with front.router.lifespan_context(front), below.router.lifespan_context(below):
+            for app in (front, below):
+                app.state.gpuprice.clock = lambda: utc_naive(NOW)
+            urls = _urls(rng)
+            for first in (front, below):  # the route reads the layout (shared by the store's apps)
+                await call(first, "GET", urls[0])
+            statuses = []
+            for url in urls * 4:
+                target = _mangled(rng, url) if rng.random() < 0.4 else url
+                method = "HEAD" if rng.random() < 0.15 else "GET"
+                api_history.AT_ONCE_POINTS = 0 if rng.random() < 0.2 else 6_000  # 0: off the loop, after the front
+                answered = await call(front, method, target)
+                assert answered == await call(lambda *a: FastAPI.__call__(below, *a), method, target), target
+                statuses.append(answered[0])
+            return statuses.count(200), statuses.count(422)
+
+    ok, refused = asyncio.run(run())
+    assert sum(fronted) > 20 and ok > sum(fronted) and refused > 10  # each kind of answer was compared
+    timed = [requests_timed(app) for app in (front, below)]
+    assert timed[0] == timed[1] and len(timed[0]) >= 2

@@ -98,12 +98,13 @@ def test_points_are_the_plain_points_bytes(seed: int) -> None:
 
 @pytest.mark.parametrize("n", [3, 5, 2_500])
 def test_a_series_whose_width_changes_at_every_point(n: int) -> None:
-    """Written as padded rows squeezed, not as pieces (and the same bytes)."""
+    """Written as padded rows, one bytes per point without its padding, not as pieces of runs (and the
+    same bytes)."""
     records = _records(random.Random(n), n)
     records["price"] = [1.5, 12345.125, float("nan")] * (n // 3) + [0.25] * (n % 3)
     records["per_hour"][::2] = -0.0
     written = points_json(records, end_texts(CODES, *CODES[int(records["code"][0])][3:5]))
-    assert written is not None and len(written) == 1
+    assert written is not None and len(written) == n and all(type(point) is bytes for point in written)
     assert b"[" + b"".join(written) + b"]" == _plain(records, *CODES[int(records["code"][0])][3:5])
 
 
