@@ -26,7 +26,7 @@ Each view's time includes compressing it as a browser takes it: zstd (Chromium a
 and for gzip-only clients too.
 Then each kind of view's size as served, zstd, brotli and gzip (PASS: under 200,000 bytes; the
 goal for zstd and brotli is 180,000, with room for more offers), and the size of the largest page
-(all 37 columns) compressed by zstd, brotli (quality 4 with a 1 MB window is served), zlib-ng
+(all 37 columns) compressed by zstd, brotli (quality 4 with a 1 MB window is served, 3 over 1 MB), zlib-ng
 (level 3 is served, 5 over 1.5 MB) and zlib, at each level, with the CPU time each takes.
 
     python benchmarks/pages.py [--offers 2000] [--repeat 20]
@@ -59,6 +59,7 @@ from api.state import AppState  # noqa: E402
 from api.web import market as market_view  # noqa: E402
 from api.web.html import (  # noqa: E402
     BROTLI_QUALITY,
+    BROTLI_QUALITY_LARGE,
     BROTLI_WINDOW,
     ZSTD_LEVEL,
     Page,
@@ -71,6 +72,10 @@ from pricedb.settings import Settings  # noqa: E402
 from pricedb.store import PriceStore  # noqa: E402
 
 BUDGET_MS = 20.0
+# Every view's CPU median as a share of the plain rendering's in the same run: 20 ms is 0.15 of it on
+# a slow host (plain 120 ms), so a view within this share passes there with room, and the share
+# judges a run on any host's speed.
+RATIO_AIM = 0.15
 BUDGET_BYTES = 200_000  # transferred per page
 GOAL_BYTES = 180_000  # zstd and brotli: the budget with room for more offers and longer notes
 ENCODINGS = ("zstd", "br", "gzip")
@@ -99,9 +104,15 @@ REFERENCE: list[float] = []  # the plain rendering's CPU median, measured in the
 
 
 def report(kind: str, figures: tuple[float, str], judged: bool = True) -> None:
+    """A line of figures: PASS/MISS for the CPU median against the budget, then its share of the
+    plain rendering, PASS/MISS against RATIO_AIM (the same judgement on any host's speed)."""
     cpu, line = figures
     verdict = ("PASS" if cpu <= BUDGET_MS else "MISS") if judged else "    "
-    ratio = f" = {cpu / REFERENCE[0]:5.2f} × plain" if REFERENCE else ""
+    ratio = ""
+    if REFERENCE:
+        share = cpu / REFERENCE[0]
+        aim = ("PASS" if share <= RATIO_AIM else "MISS") if judged else "    "
+        ratio = f" = {share:5.2f} × plain {aim}"
     print(f"  {verdict} {kind:<44} {line}{ratio}")
 
 
@@ -184,7 +195,8 @@ class Market:
 def compression_table(body: bytes, repeat: int) -> None:
     print(f"compression of the all-columns page, USD, default sort ({len(body):,} bytes): size, CPU median")
     print(
-        f"  (served: zstd {ZSTD_LEVEL}; brotli {BROTLI_QUALITY}, window 2**{BROTLI_WINDOW}; zlib-ng 3, 5 over 1.5 MB)"
+        f"  (served: zstd {ZSTD_LEVEL}; brotli {BROTLI_QUALITY}, {BROTLI_QUALITY_LARGE} over 1 MB, window "
+        f"2**{BROTLI_WINDOW}; zlib-ng 3, 5 over 1.5 MB)"
     )
     compressors = [
         (f"zstd {level}", lambda b, level=level: zstandard.ZstdCompressor(level=level).compress(b))
@@ -195,7 +207,7 @@ def compression_table(body: bytes, repeat: int) -> None:
             f"brotli {quality}",
             lambda b, quality=quality: brotli.compress(b, mode=brotli.MODE_TEXT, quality=quality, lgwin=BROTLI_WINDOW),
         )
-        for quality in range(3, 7)
+        for quality in range(1, 7)
     ]
     compressors += [
         (f"zlib-ng {level}", lambda b, level=level: gzip_ng.compress(b, level, mtime=0)) for level in range(1, 7)
