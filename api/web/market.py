@@ -543,8 +543,10 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
             "next": page.here(offset=offset + limit) if offset + limit < count else None,
         }
     query = query_string(page.items)
+    shown = {c.key for c in m.shown}  # looked up for every column (37 × 37 dataclass comparisons by `in m.shown`)
     form = {
         "m": m,
+        "shown_keys": shown,
         "multi_gpu": is_list(OffersParams, "gpu"),
         "chosen": chosen,
         "flags": flags,
@@ -559,7 +561,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         tuple(flags.items()),
         tuple(form["raw"].items()),
     )
-    view_key = (page.lang, m.view.cur, tuple((c.key, c.label, c in m.shown) for c in m.columns))
+    view_key = (page.lang, m.view.cur, tuple((c.key, c.label, c.key in shown) for c in m.columns))
     return {
         **form,
         "filters_html": form_part(state, m, "_market_filters.html", filters_key, form),
