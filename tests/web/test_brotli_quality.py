@@ -1,4 +1,4 @@
-"""Pages go as brotli at quality 4, and pages over a megabyte at quality 3 (a brotli view's time is
+"""Pages go as brotli at quality 4, and pages over 500 KB at quality 3 (a brotli view's time is
 mostly brotli's; the market's pages stay under the 200 KB budget: benchmarks/pages.py prints them)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def at(body: bytes, quality: int) -> bytes:
     return brotli.compress(body, mode=brotli.MODE_TEXT, quality=quality, lgwin=BROTLI_WINDOW)
 
 
-def test_a_page_up_to_a_megabyte_takes_the_usual_quality() -> None:
+def test_a_page_up_to_the_large_size_takes_the_usual_quality() -> None:
     body = page_of(BROTLI_LARGE_PAGE_BYTES)
     assert brotli_compressed(body) == at(body, BROTLI_QUALITY)
     assert at(body, BROTLI_QUALITY) != at(body, BROTLI_QUALITY_LARGE)  # the qualities write different bytes
