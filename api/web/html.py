@@ -7,15 +7,16 @@ assets are named with a hash of their bytes (`/static/app.js?v=…`), so they ca
 day and still change at once when gpuprice does. HTML is sent compressed to clients that take it
 (every browser), which keeps the market page of thousands of offers small: zstd (RFC 8878, the
 `zstandard` package, level 3) when the request's Accept-Encoding takes it (Chromium and Firefox send
-`gzip, deflate, br, zstd`), else brotli (RFC 7932, the `brotli` package, quality 4; Safari sends
-`br` over HTTPS, curl built with brotli sends it), else gzip, else the page as it is. zstd's window
-holds the whole page and brotli's a megabyte of it, where gzip's holds 32 KB, so the rows' repeats
-far apart count: the 37-column market of 2,000 offers (1.9 MB of HTML) is ~165 KB as zstd (~4 ms), ~140 KB
-as brotli (~11 ms), ~185 KB as gzip. A page is compressed for an encoding the first time a client
-asks for it, and kept beside its plain bytes (`Rendered`). The gzip is zlib-ng's (the `zlib-ng`
-package), level 3: for the market page of 2,000 offers of every card it writes ~145 KB, faster than
-zlib at a level that small (benchmarks/pages.py prints the table). Pages over 1.5 MB (every column
-of that market) take level 5: 185 KB where level 4 writes 203 KB, for ~1.5 ms more."""
+`gzip, deflate, br, zstd`), else brotli (RFC 7932, the `brotli` package, quality 4, 3 for pages
+over 500 KB; Safari sends `br` over HTTPS, curl built with brotli sends it), else gzip, else the
+page as it is. zstd's window holds the whole page and brotli's a megabyte of it, where gzip's holds
+32 KB, so the rows' repeats far apart count: the 37-column market of 2,000 offers (1.9 MB of HTML)
+is ~165 KB as zstd (~3-4 ms), ~176 KB as brotli (~8-10 ms), ~185 KB as gzip. A page is compressed
+for an encoding the first time a client asks for it, and kept beside its plain bytes (`Rendered`).
+The gzip is zlib-ng's (the `zlib-ng` package), level 3: for the market page of 2,000 offers of every
+card it writes ~145 KB, faster than zlib at a level that small (benchmarks/pages.py prints the
+table). Pages over 1.5 MB (every column of that market) take level 5: 185 KB where level 4 writes
+203 KB, for ~1.5 ms more."""
 
 from __future__ import annotations
 
@@ -57,7 +58,14 @@ GZIP_LEVEL = 3  # zlib-ng: 3 keeps a market of 2,000 offers under 200 KB; 4 is 5
 LARGE_PAGE_BYTES = 1_500_000
 GZIP_LEVEL_LARGE = 5  # the 37-column market of 2,000 offers (1.9 MB): 185 KB, level 4 203 KB, for ~1.5 ms more
 ZSTD_LEVEL = 3  # zstd's default; level 1 is ~5% larger for ~0.6 ms less on that page
-BROTLI_QUALITY = 4  # all 37 columns: ~20% smaller than zstd 3 in ~10 ms; 5 is 6% smaller again, twice as slow
+BROTLI_QUALITY = 4  # ~15% smaller than zstd 3 in ~3× its time; 5 is 6-10% smaller again, twice as slow
+# Pages over 500 KB (the market of 2,000 offers in a few chosen columns, 0.76 MB, its default 13 columns,
+# 1.13 MB, and up) take quality 3: 20-25% less time (brotli is most of a brotli view's time) for 8-24%
+# more bytes, still under the budget (chosen columns 97 KB where 4 writes 90 KB; default columns 122 KB
+# where 4 writes 104 KB; all 37 columns, the worst, 176 KB where 4 writes 141 KB). Quality 2 is barely
+# faster than 3 and writes 203 KB for all 37 columns; 1 writes 207 KB. Smaller pages take 4 in < 5 ms.
+BROTLI_LARGE_PAGE_BYTES = 500_000
+BROTLI_QUALITY_LARGE = 3
 # 1 MB: a thousand rows of the market back, so its repeats far apart count. On the 37-column market
 # (1.9 MB) a window of the whole page (2**21 and up, to 16 MB) writes 20 bytes less, ~25% slower; 2**18: 3% larger.
 BROTLI_WINDOW = 20
@@ -197,9 +205,14 @@ def zstd_compressed(body: bytes) -> bytes:
     return compressor.compress(body)
 
 
+def brotli_quality(size: int) -> int:
+    """The brotli quality a page of `size` bytes is compressed at (quality 3 over 500 KB)."""
+    return BROTLI_QUALITY_LARGE if size > BROTLI_LARGE_PAGE_BYTES else BROTLI_QUALITY
+
+
 def brotli_compressed(body: bytes) -> bytes:
     """`body` as a brotli stream, its window a megabyte (the same page is the same bytes)."""
-    return brotli.compress(body, mode=brotli.MODE_TEXT, quality=BROTLI_QUALITY, lgwin=BROTLI_WINDOW)
+    return brotli.compress(body, mode=brotli.MODE_TEXT, quality=brotli_quality(len(body)), lgwin=BROTLI_WINDOW)
 
 
 # In the order preferred when the client weighs them the same: zstd first, as it writes a page under

@@ -325,6 +325,8 @@ def sorted_order(values: Sequence[Any], tiebreak: Sequence[Any], desc: bool) -> 
 
 def order_by_value(values: Sequence[Any], by_key: list[int], desc: bool) -> list[int]:
     """`sorted_order` given the rows' order by offer key (descending with `desc`)."""
+    if None not in values:  # every row has one (most columns): no row read in Python
+        return sorted(by_key, key=values.__getitem__, reverse=desc)
     known = sorted((i for i in by_key if values[i] is not None), key=values.__getitem__, reverse=desc)
     unknown = [i for i in by_key if values[i] is None]
     return unknown + known if desc else known + unknown
@@ -440,8 +442,9 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
         else:
             order = order_by_value(values, base.by_key[::-1] if view.desc else base.by_key, view.desc)
             assert base.places is not None  # fast: found in the memo
-            rows, base.places = [rows[i] for i in order], Places([base.places.at[i] for i in order])
-            base.ranks = [base.ranks[i] for i in order]
+            pick = Places(order).pick  # each list's items in the view's order, picked in C
+            rows, base.places = list(pick(rows)), Places(list(pick(base.places.at)))
+            base.ranks = list(pick(base.ranks))
     found.places, found.rows, found.listed_items = base.places, rows, base.listed_items
     found.numbering = current_numbering(state.current()) if params.date is None else None
     found.ranks = base.ranks if fast else None
@@ -543,8 +546,10 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
             "next": page.here(offset=offset + limit) if offset + limit < count else None,
         }
     query = query_string(page.items)
+    shown = {c.key for c in m.shown}  # looked up for every column (37 × 37 dataclass comparisons by `in m.shown`)
     form = {
         "m": m,
+        "shown_keys": shown,
         "multi_gpu": is_list(OffersParams, "gpu"),
         "chosen": chosen,
         "flags": flags,
@@ -559,7 +564,7 @@ def template_values(state: AppState, m: Market) -> dict[str, Any]:
         tuple(flags.items()),
         tuple(form["raw"].items()),
     )
-    view_key = (page.lang, m.view.cur, tuple((c.key, c.label, c in m.shown) for c in m.columns))
+    view_key = (page.lang, m.view.cur, tuple((c.key, c.label, c.key in shown) for c in m.columns))
     return {
         **form,
         "filters_html": form_part(state, m, "_market_filters.html", filters_key, form),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import re
 import threading
@@ -32,7 +33,7 @@ from api.web.i18n import LANGUAGES
 from api.web.market import cell_memo, current_numbering, market, sort_rows, sort_rows_fast
 from api.web.money import CNY
 from api.web.pages import market_page
-from api.web.table import raw_value
+from api.web.table import LISTED, raw_value
 from api.web.warm import EVERY_WAY_BYTES, keep_warm, warm_market
 from pricedb.models import Pricing, RunStatus
 from pricedb.queries import CurrentOffers
@@ -129,6 +130,37 @@ def test_the_page_after_the_warm_up_is_the_plain_rendering(state: AppState, web_
         assert (fast_status, fast.body) == (plain_status, plain.body), (lang, items)
     zh_usd = Page("/", [("cur", "USD"), ("lang", "zh"), ("cols", EVERY_COLUMN)], "zh", True)
     assert market_page(state, zh_usd)[0].body == market_page(state, zh_usd, fast=False)[0].body
+
+
+def test_the_warm_up_lists_the_notes_and_sources_of_the_first_visits_rows(state: AppState) -> None:
+    """Every view of the first visit's rows that shows notes or sources (every column, another
+    currency or language) takes their lists below the table as the warm-up wrote them, the lists
+    the plain rendering writes."""
+    every_column = Page("/", [("cur", "USD"), ("cols", EVERY_COLUMN), ("sort", "region")], "zh", False)
+    assert market(state, every_column).listed_items == {}  # nothing listed before the warm-up
+    warm_market(state)
+    found = market(state, every_column)
+    assert set(found.listed_items) == set(LISTED) and all(found.listed_items.values())  # before this view lists
+    assert found.lists_html() == market(state, every_column, fast=False).lists_html()
+
+
+def test_the_warm_up_ends_by_collecting_the_objects_it_made(state: AppState) -> None:
+    """The warm-up's young objects are collected in its own thread, so the next view's first few
+    hundred objects do not trigger a collection of them (ms of the first view after a run)."""
+    collected: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop":
+            collected.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        warm_market(state)
+        young = gc.get_count()
+    finally:
+        gc.callbacks.remove(seen)
+    assert collected and collected[-1] >= 1  # the last collection took generation 1 (and 0) with it
+    assert young[1] == 0  # no collection of generation 0 since: the next one will not take generation 1
 
 
 def test_a_warm_up_over_more_offers_than_the_memo_holds_keeps_the_first_visits_cells(
