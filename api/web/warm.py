@@ -60,7 +60,7 @@ def warm_market(state: AppState) -> CurrentOffers:
             # evict the cells the first visit's pages just wrote and take the memo past its share of
             # the answer cache, which then drops it, after seconds of CPU (and 54 MB of rows).
             return current
-        rows = current_rows(current, current.offers)
+        rows = current_rows(current, current.offers, state.settings)
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
         places = memo.places(None, rows)
