@@ -244,7 +244,8 @@ def offers_result(state: AppState, params: OffersParams) -> Answer:
             "offers": current_rows(current, page, state.settings),
         }
 
-    return state.cached_answer(key, build)
+    # A past day's rows are its own, charged to the answer cache too (the current offers' are kept once).
+    return state.cached_value(key, lambda current: Answer.of(build(current), own_rows=params.date is not None))
 
 
 RECENT_RUNS = 5  # per provider in /providers

@@ -245,10 +245,12 @@ def serve(db: Path, port: int, now: str, warm: bool) -> None:
     """Server process: the real app plus one trivial endpoint, one uvicorn worker, the clock pinned."""
     import uvicorn
 
+    from api.process_memory import give_large_blocks_back
     from pricedb import clock
 
     moment = datetime.fromisoformat(now).replace(tzinfo=UTC)
     clock.set_clock(lambda: moment)
+    give_large_blocks_back()  # as `gpuprice serve` does
     app = app_with_trivial(db, warm)
     uvicorn.run(app, host="127.0.0.1", port=port, workers=1, log_level="warning", access_log=False)
 

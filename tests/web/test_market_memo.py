@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import re
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -489,3 +491,27 @@ def test_sorting_by_moment_writes_rows_only_for_the_offers_shown(state: AppState
     plain = sorted((by_key[offer_key(row)] for row in shown), key=lambda o: (o.observed_at, o.key))
     assert [offer_key(row) for row in shown] == [o.key for o in plain]
     assert observed_values(state, shown) == [o.observed_at for o in plain]
+
+
+def test_a_past_days_answer_is_charged_what_its_rows_hold(state: AppState, web_round: WebRound) -> None:
+    """A past day's `/offers` answer keeps rows of its own beside its bytes (the current offers' rows
+    are kept once, api.offer_rows): the answer cache charges them, between 1× and 2× of what the
+    answer allocates; the current market's answer is charged as its bytes."""
+    params = OffersParams.model_validate({"date": web_round.digest_day.isoformat(), "include_stale": "true"})
+    offers_result(state, params)  # what building it once allocates for good (market states, …)
+    state.cached_bytes()
+    with state._lock:
+        state._answers.clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        answer = offers_result(state, params)
+        gc.collect()
+        allocated = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(answer.payload["offers"]) >= 5
+    assert allocated <= answer.cache_size <= 2 * allocated
+    assert answer.cache_size > 2 * len(answer.body)
+    today = offers_result(state, OffersParams())
+    assert today.cache_size == len(today.body)
