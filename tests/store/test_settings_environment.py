@@ -57,7 +57,7 @@ def test_the_caches_share_one_memory_budget(monkeypatch) -> None:
     default = Settings()
     assert sum(getattr(default, name) for name in bounds) == default.memory_budget_mb == DEFAULT_MEMORY_BUDGET_MB
     assert {name: getattr(default, name) for name in bounds} == memory_shares(DEFAULT_MEMORY_BUDGET_MB)
-    monkeypatch.setenv("GPUPRICE_MEMORY_BUDGET_MB", "96")
+    monkeypatch.setenv("GPUPRICE_MEMORY_BUDGET_MB", str(DEFAULT_MEMORY_BUDGET_MB / 2))
     halved = Settings()
     assert [getattr(halved, name) for name in bounds] == [getattr(default, name) / 2 for name in bounds]
     monkeypatch.setenv("GPUPRICE_ANSWER_CACHE_MB", "10")
