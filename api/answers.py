@@ -13,6 +13,7 @@ from api.cheapest_fast import OfferColumns, RowSelection, select_fast
 from api.cheapest_hours import MEM_ANSWER, MemAnswer
 from api.cheapest_write import Written, WrittenOnce, members, written_answer
 from api.history import not_future
+from api.offer_rows import ROW_BYTES, OfferRows
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
 from api.state import COLUMNS, Answer, AppState, dumps
 from collectors.schedule import planned_runs
@@ -162,17 +163,22 @@ def _sort_key(params: OffersParams):
     return key
 
 
-def current_rows(current: CurrentOffers, offers: list[Offer]) -> list[dict[str, Any]]:
-    """`offers` (current ones) as JSON rows, each written once while they are current: every answer
-    holding an offer then holds the same row, which the market page's row memo recognises."""
-    written: dict[tuple[str, str, str, str], dict[str, Any]] = current.derived.setdefault("offer_json", {})
-    rows = []
-    for offer in offers:
-        row = written.get(offer.key)
-        if row is None:
-            row = written[offer.key] = offer_json(offer)
-        rows.append(row)
-    return rows
+OFFER_ROWS_PAGES = 2  # current offers' JSON rows kept: two full pages (api.offer_rows; 12 MB at the defaults)
+
+
+def offer_rows(current: CurrentOffers, settings: Settings) -> OfferRows:
+    """The current offers' JSON rows kept while they are current (api.offer_rows), bounded in bytes."""
+    found: OfferRows | None = current.derived.get("offer_json")
+    if found is None:
+        bound = OFFER_ROWS_PAGES * settings.max_page_limit * ROW_BYTES
+        found = current.derived.setdefault("offer_json", OfferRows(bound, offer_json))
+    return found
+
+
+def current_rows(current: CurrentOffers, offers: list[Offer], settings: Settings) -> list[dict[str, Any]]:
+    """`offers` (current ones) as JSON rows, each written once while kept: every answer holding an
+    offer then holds the same row, which the market page's row memo recognises."""
+    return offer_rows(current, settings).rows(offers)
 
 
 def offers_answer(state: AppState, params: OffersParams) -> bytes:
@@ -235,10 +241,11 @@ def offers_result(state: AppState, params: OffersParams) -> Answer:
             "count": len(chosen),
             "offset": params.offset,
             "limit": params.limit,
-            "offers": current_rows(current, page),
+            "offers": current_rows(current, page, state.settings),
         }
 
-    return state.cached_answer(key, build)
+    # A past day's rows are its own, charged to the answer cache too (the current offers' are kept once).
+    return state.cached_value(key, lambda current: Answer.of(build(current), own_rows=params.date is not None))
 
 
 RECENT_RUNS = 5  # per provider in /providers

@@ -102,6 +102,12 @@ class Budget:
             return result
         except duckdb.InterruptException:
             raise self.exceeded() from None
+        except duckdb.OutOfMemoryException as exc:  # it reset the connection: no answer at all
+            raise BudgetExceeded(
+                "this answer needed more than the database's memory (GPUPRICE_DB_MEMORY_MB, a share of "
+                f"GPUPRICE_MEMORY_BUDGET_MB): ask a narrower question or retry later ({str(exc).splitlines()[0]})",
+                self.seconds,
+            ) from None
         finally:
             _WATCHDOG.forget(self)
             _active.reset(token)

@@ -21,6 +21,7 @@ from pathlib import Path
 from api import server_address
 from api.app import create_app
 from api.exits import ServerUnavailable
+from api.process_memory import give_large_blocks_back
 from api.replica import Replica
 from pricedb.files import sweep_leftovers, sweep_temp_files
 from pricedb.redact import get_logger
@@ -120,6 +121,7 @@ def serve(settings: Settings, host: str, port: int, schedule: bool, say: Callabl
                 say(f"gpuprice {VERSION}: database {settings.db.resolve()}, exports in {settings.export_path}")
             say(f"listening on {address.url} (recorded in {server_address.address_file(settings.db)})")
             say(f"try: {address.url}/cheapest?mem=60GB&hours=200")
+            give_large_blocks_back()
             app = create_app(settings, store=store, schedule=schedule and replica is None, replica=replica, warm=True)
             config = uvicorn.Config(app, host=host, port=actual, workers=1, log_level="info")
             server = uvicorn.Server(config)

@@ -81,6 +81,29 @@ class _EnvironmentWhenItNamesOne(PydanticBaseSettingsSource):
         return {}
 
 
+# Each cache's bound at the default budget; another budget scales them all (MEMORY_SHARES).
+# DuckDB: 48 MB loads 50,000 current offers (32 does not); the warm-up's read of a day of runs held
+# since the compaction (56-64 MB at 50,000 offers) lifts the limit while it runs (PriceStore.memory_lifted),
+# and 96 would leave ~35 MB more of the file's blocks in memory after a day's snapshot built on demand.
+# The reused questions: the benchmark's 768 jobs by model take ~187 KB each, and a new question's median
+# stays a reused one (~2.5 ms CPU in process, not ~4) only while over half of them fit (~72 MB).
+DEFAULT_BOUNDS_MB = {"db_memory_mb": 48, "question_memo_mb": 96, "answer_cache_mb": 40, "offer_pieces_mb": 8}
+DEFAULT_MEMORY_BUDGET_MB = float(sum(DEFAULT_BOUNDS_MB.values()))  # 192
+# How the memory budget is shared among the caches, when a cache's own bound is not given.
+MEMORY_SHARES = {name: bound / DEFAULT_MEMORY_BUDGET_MB for name, bound in DEFAULT_BOUNDS_MB.items()}
+
+
+def memory_shares(budget_mb: float) -> dict[str, float | int]:
+    """Each cache's bound from a memory budget (DuckDB's in whole MB, at least 1: 0 would mean DuckDB's
+    own default, 80% of RAM)."""
+    shares: dict[str, float | int] = {name: budget_mb * share for name, share in MEMORY_SHARES.items()}
+    shares["db_memory_mb"] = max(1, int(shares["db_memory_mb"]))
+    return shares
+
+
+DEFAULT_SHARES = memory_shares(DEFAULT_MEMORY_BUDGET_MB)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GPUPRICE_", extra="ignore", populate_by_name=True)
 
@@ -197,11 +220,18 @@ class Settings(BaseSettings):
     gpu_memory_headroom: float = Field(default=DEFAULT_GPU_MEMORY_HEADROOM, gt=0.0, le=1.0)
     # /cheapest with tokens= for training: hours = FLOPs / (dense TFLOPS × GPUs × this share).
     training_mfu: float = Field(default=DEFAULT_TRAINING_MFU, gt=0.0, le=1.0)
+    # Memory the serving process's caches may hold together (README "Memory"): DuckDB's, the cached
+    # answers, the reused questions and the offer pieces, each bounded in bytes by a share of it
+    # (MEMORY_SHARES) unless its own setting below is given. With the interpreter, the current offers
+    # and their arrays (~230 MB at 50,000 offers) a server then stays under ~400 MB.
+    memory_budget_mb: float = Field(default=DEFAULT_MEMORY_BUDGET_MB, gt=0.0)
     # Answers that must neither freeze the server nor grow its memory (README "API under load").
-    answer_cache_mb: float = Field(default=64.0, ge=0.0)  # memory the cached answers may hold
+    # Memory the cached answers may hold (share: 40 of 192).
+    answer_cache_mb: float = Field(default=DEFAULT_SHARES["answer_cache_mb"], ge=0.0)
     # DuckDB's memory (its buffer pool of the file's blocks, and what queries hold) while serving; 0:
     # DuckDB's default, 80% of RAM. Compaction lifts it while it runs (a 10M-row sort would not fit).
-    db_memory_mb: int = Field(default=128, ge=0)
+    # Share: 48 of 192 (DEFAULT_BOUNDS_MB says why).
+    db_memory_mb: int = Field(default=int(DEFAULT_SHARES["db_memory_mb"]), ge=0)
     # Disk the answers about past days built ahead may take (<database>.answers/): the newest days
     # first; older days are built on demand. 0: none kept.
     day_answers_mb: float = Field(default=1024.0, ge=0.0)
@@ -212,9 +242,10 @@ class Settings(BaseSettings):
     # files (pricedb.history_recent): 44 bytes per observation, ~100 MB past 2M. A longer tail: DuckDB.
     history_recent_mb: float = Field(default=128.0, ge=0.0)
     # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
-    # Questions by model asked again with other hours: ~500 at 50,000 offers.
-    question_memo_mb: float = Field(default=96.0, ge=0.0)
-    offer_pieces_mb: float = Field(default=32.0, ge=0.0)  # each shown offer's option JSON, written once
+    # Questions by model asked again with other hours: ~500 at 50,000 offers in 96 MB (share: 96 of 192).
+    question_memo_mb: float = Field(default=DEFAULT_SHARES["question_memo_mb"], ge=0.0)
+    # Each shown offer's option JSON, written once (share: 8 of 192).
+    offer_pieces_mb: float = Field(default=DEFAULT_SHARES["offer_pieces_mb"], ge=0.0)
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work
     api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
     api_heavy_concurrency: int = Field(default=1, ge=1)  # heavy answers computed at once
@@ -260,6 +291,21 @@ class Settings(BaseSettings):
         if isinstance(value, dict):
             return {k: _split_list(v) if isinstance(v, str) else v for k, v in value.items()}
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _share_the_memory_budget(cls, data: Any) -> Any:
+        """Each cache's bound not given on its own: its share of `memory_budget_mb`."""
+        if not isinstance(data, dict):
+            return data
+        try:
+            budget = float(data.get("memory_budget_mb", DEFAULT_MEMORY_BUDGET_MB))
+        except (TypeError, ValueError):
+            return data  # the field's own validation names it
+        if not budget > 0:
+            return data
+        given = {name: data[name] for name in MEMORY_SHARES if data.get(name) is not None}
+        return {**data, **memory_shares(budget), **given}
 
     @model_validator(mode="before")
     @classmethod

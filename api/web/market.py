@@ -23,7 +23,7 @@ from typing import Annotated, Any, get_args
 from markupsafe import Markup
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from api.answers import current_rows, offers_answer, offers_result
+from api.answers import offer_rows, offers_answer, offers_result
 from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
@@ -360,17 +360,9 @@ def _texts(offers: list[Offer], key: str) -> set[str]:
 
 def observed_values(state: AppState, rows: list[dict[str, Any]]) -> list[Any] | None:
     """Each row's moment of observation as its offer holds it (to the microsecond; a row writes it
-    to the second), if every row is a current offer's (else None)."""
-    current = state.current()
-
-    def exact(current: CurrentOffers) -> dict[int, Any]:
-        kept = current_rows(current, current.offers)  # each offer's row, kept by the current offers
-        return {id(row): offer.observed_at for row, offer in zip(kept, current.offers, strict=True)}
-
-    moments: dict[int, Any] = current.derived.get("observed_exact") or current.derived.setdefault(
-        "observed_exact", exact(current)
-    )
-    values = list(map(moments.get, map(id, rows)))
+    to the second), if every row is a current offer's row as kept (else None). Known by the rows kept
+    (api.offer_rows), so no row is written for an offer the page does not show."""
+    values = offer_rows(state.current(), state.settings).moments(rows)
     return None if None in values else values
 
 

@@ -79,7 +79,7 @@ def _warm_market(state: AppState) -> CurrentOffers:
             # evict the cells the first visit's pages just wrote and take the memo past its share of
             # the answer cache, which then drops it, after seconds of CPU (and 54 MB of rows).
             return current
-        rows = current_rows(current, current.offers)
+        rows = current_rows(current, current.offers, state.settings)
         rates = rates_for(state.store.fx_table(), (row.get("fx_date") for row in rows), today)
         keys, written = column_keys(rows), set()
         places = memo.places(None, rows)
@@ -112,7 +112,8 @@ def warm_all(state: AppState) -> CurrentOffers:
     read ahead is read by its first question instead, and leaves the market warmed."""
     current = warm_market(state)
     try:
-        warm_history(state)
+        with state.store.memory_lifted():  # reading a day of held runs needs more than serving's share
+            warm_history(state)
     except Exception as exc:  # the store's fault: the history question reports it
         log.warning("history not read ahead: %s", exc)
     finally:

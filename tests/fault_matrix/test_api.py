@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import duckdb
 import httpx
 import pytest
 import schemathesis
@@ -394,3 +395,21 @@ def test_docs_work_offline(client: TestClient) -> None:
     assert client.get("/openapi.json").json()["openapi"].startswith("3.")
     assert client.get("/docs/assets/index.html").status_code == 404
     assert client.get("/redoc").status_code == 404
+
+
+def test_a_heavy_answer_out_of_the_databases_memory_is_a_503_naming_it() -> None:
+    """DuckDB refusing a query for its memory bound (GPUPRICE_DB_MEMORY_MB) is the answer's 503 saying
+    so, not an exception out of the app (the connection was reset)."""
+
+    class SmallDatabase:
+        def cursor(self) -> duckdb.DuckDBPyConnection:
+            con = duckdb.connect()
+            con.execute("SET memory_limit = '8MB'")
+            return con
+
+    budget = Budget(60)
+    with pytest.raises(BudgetExceeded, match="GPUPRICE_DB_MEMORY_MB") as raised:
+        budget.run(
+            lambda: budget.cursor(SmallDatabase()).execute("SELECT list(i) FROM range(20000000) t(i)").fetchall()
+        )
+    assert "Out of Memory" in raised.value.message and raised.value.retry_after_s == 60

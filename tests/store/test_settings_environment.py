@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic_settings import BaseSettings
 
-from pricedb.settings import Settings
+from pricedb.settings import DEFAULT_MEMORY_BUDGET_MB, Settings, memory_shares
 
 
 class PlainSettings(Settings):
@@ -25,6 +25,7 @@ ENVIRONMENTS = [
     {"vast_api_key": "k-1", "TENCENTCLOUD_SECRET_ID": "id", "TENCENTCLOUD_SECRET_KEY": "key"},
     {"GPUPRICE_RUNPOD_API_KEY": "ours", "RUNPOD_API_KEY": "theirs"},
     {"GPUPRICE_BASE_URLS": '{"lambda": "http://127.0.0.1:9/"}'},  # a dict field as JSON
+    {"GPUPRICE_MEMORY_BUDGET_MB": "300", "GPUPRICE_QUESTION_MEMO_MB": "64"},  # shared, one bound given
 ]
 
 
@@ -47,3 +48,22 @@ def test_a_setting_in_the_environment_is_read() -> None:
     assert read.http_timeout_s == 7.5 and read.vast_api_key is not None
     assert read.vast_api_key.get_secret_value() == "k-1"
     assert Settings().http_timeout_s == 30.0 and Settings().vast_api_key is None
+
+
+def test_the_caches_share_one_memory_budget(monkeypatch) -> None:
+    """Each cache's bound not given on its own is its share of GPUPRICE_MEMORY_BUDGET_MB; one given on
+    its own (environment or argument) is honoured, and the others keep their shares."""
+    bounds = ("db_memory_mb", "question_memo_mb", "answer_cache_mb", "offer_pieces_mb")
+    default = Settings()
+    assert sum(getattr(default, name) for name in bounds) == default.memory_budget_mb == DEFAULT_MEMORY_BUDGET_MB
+    assert {name: getattr(default, name) for name in bounds} == memory_shares(DEFAULT_MEMORY_BUDGET_MB)
+    monkeypatch.setenv("GPUPRICE_MEMORY_BUDGET_MB", str(DEFAULT_MEMORY_BUDGET_MB / 2))
+    halved = Settings()
+    assert [getattr(halved, name) for name in bounds] == [getattr(default, name) / 2 for name in bounds]
+    monkeypatch.setenv("GPUPRICE_ANSWER_CACHE_MB", "10")
+    assert (Settings().answer_cache_mb, Settings().question_memo_mb) == (10.0, halved.question_memo_mb)
+    given = Settings(question_memo_mb=7, db_memory_mb=0)  # 0: DuckDB's own default, as before
+    assert (given.question_memo_mb, given.db_memory_mb, given.answer_cache_mb) == (7.0, 0, 10.0)
+    assert Settings(memory_budget_mb=2).db_memory_mb == 1  # never 0 from a share: that is DuckDB's 80% of RAM
+    with pytest.raises(ValueError, match="memory_budget_mb"):
+        Settings(memory_budget_mb=0)

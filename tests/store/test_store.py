@@ -196,3 +196,24 @@ def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monke
     then = snapshot_at(upgraded.cursor(), utc_naive(NOW) + timedelta(minutes=1)).offers
     assert [(o.price, o.vcpus) for o in then] == [(21.957642, None)]
     upgraded.close()
+
+
+def test_the_memory_limit_is_lifted_for_one_piece_of_work_and_set_again(tmp_path) -> None:
+    """The warm-up reads the runs held since the compaction with DuckDB's limit lifted (they need more
+    than serving's share of the memory budget), and the limit is set again after, even on an error."""
+    from pricedb.settings import Settings
+
+    store = PriceStore(Settings(db=tmp_path / "prices.duckdb", db_memory_mb=16))
+
+    def limit() -> str:
+        return store.conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    bounded = limit()
+    assert "MiB" in bounded and float(bounded.split()[0]) < 17
+    with store.memory_lifted():
+        assert limit() != bounded and "GiB" in limit()
+    assert limit() == bounded
+    with pytest.raises(RuntimeError), store.memory_lifted():
+        raise RuntimeError("the work failed")
+    assert limit() == bounded
+    store.close()

@@ -13,6 +13,7 @@ import json
 import re
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,16 +22,17 @@ from typing import Any, NoReturn
 import pytest
 from fastapi.testclient import TestClient
 
-from api.answers import offers_result
+from api.answers import offer_json, offer_rows, offers_result
 from api.app import create_app
 from api.byte_cache import ByteLRU
 from api.limits import limits_of
+from api.offer_rows import ROW_BYTES, OfferRows
 from api.query import OffersParams
 from api.state import AppState
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
 from api.web.i18n import LANGUAGES
-from api.web.market import cell_memo, current_numbering, market, sort_rows, sort_rows_fast
+from api.web.market import cell_memo, current_numbering, market, observed_values, sort_rows, sort_rows_fast
 from api.web.money import CNY
 from api.web.pages import market_page
 from api.web.table import LISTED, raw_value
@@ -471,3 +473,76 @@ def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: 
     page, _ = market_page(state, Page("/", [("cols", "provider,sku,price,notes"), ("sort", "price")], "en", False))
     ranks = [int(rank) for rank in re.findall(rb"<td data-v=(\d+)>[0-9.]+ [A-Z]{3}/", page.body)]
     assert len(ranks) == page.body.count(b"<tr data-k=") and ranks == sorted(ranks)
+
+
+def test_the_offers_rows_are_kept_within_their_bound(state: AppState) -> None:
+    """The current offers' JSON rows are kept least recently used first out within their bound; a row
+    gone out is written again equal to the first, and only rows kept know their offer's moment."""
+    offers = state.current().offers
+    assert len(offers) >= 8
+    rows = OfferRows(3 * ROW_BYTES, offer_json)
+    first = rows.rows(offers[:5])
+    assert first == [offer_json(o) for o in offers[:5]] and len(rows) == 3 and rows.bytes == 3 * ROW_BYTES
+    assert rows.moments(first) == [None, None, *(o.observed_at for o in offers[2:5])]
+    again = rows.rows(offers[:2])  # gone out: written again, equal; the two oldest kept go out for them
+    assert again == first[:2] and again[0] is not first[0]
+    assert rows.moments([*first, *again]) == [
+        None,
+        None,
+        None,
+        None,
+        offers[4].observed_at,
+        *(o.observed_at for o in offers[:2]),
+    ]
+    assert rows.rows(offers[4:5])[0] is first[4]  # kept: the same row
+
+
+def test_views_over_a_tiny_bound_of_offer_rows_are_the_plain_rendering(state: AppState, web_round: WebRound) -> None:
+    """With room for a few rows only (rows written again, moments unknown: the API sorts by them),
+    every view is still the plain rendering."""
+    state.current().derived["offer_json"] = OfferRows(3 * ROW_BYTES, offer_json)
+    for lang, items, named in views(web_round):
+        page = Page("/", items, lang, named)
+        fast, fast_status = market_page(state, page)
+        plain, plain_status = market_page(state, page, fast=False)
+        assert (fast_status, fast.body) == (plain_status, plain.body), (lang, items)
+    assert len(offer_rows(state.current(), state.settings)) == 3
+
+
+def test_sorting_by_moment_writes_rows_only_for_the_offers_shown(state: AppState) -> None:
+    """The page sorted by observation reads each shown row's moment from the rows kept: no JSON row
+    for an offer it does not show (it made one for every current offer: 54 MB at 50,000), and the
+    order is the plain sort of the offers by their exact moments, as `/offers` sorts them."""
+    current = state.current()
+    page = Page("/", [("sort", "observed_at"), ("provider", "aws,azure")], "en", False)
+    shown = market(state, page).rows
+    assert 0 < len(shown) < len(current.offers)
+    assert len(offer_rows(current, state.settings)) == len(shown)
+    by_key = {o.key: o for o in current.offers}
+    plain = sorted((by_key[offer_key(row)] for row in shown), key=lambda o: (o.observed_at, o.key))
+    assert [offer_key(row) for row in shown] == [o.key for o in plain]
+    assert observed_values(state, shown) == [o.observed_at for o in plain]
+
+
+def test_a_past_days_answer_is_charged_what_its_rows_hold(state: AppState, web_round: WebRound) -> None:
+    """A past day's `/offers` answer keeps rows of its own beside its bytes (the current offers' rows
+    are kept once, api.offer_rows): the answer cache charges them, between 1× and 2× of what the
+    answer allocates; the current market's answer is charged as its bytes."""
+    params = OffersParams.model_validate({"date": web_round.digest_day.isoformat(), "include_stale": "true"})
+    offers_result(state, params)  # what building it once allocates for good (market states, …)
+    state.cached_bytes()
+    with state._lock:
+        state._answers.clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        answer = offers_result(state, params)
+        gc.collect()
+        allocated = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(answer.payload["offers"]) >= 5
+    assert allocated <= answer.cache_size <= 2 * allocated
+    assert answer.cache_size > 2 * len(answer.body)
+    today = offers_result(state, OffersParams())
+    assert today.cache_size == len(today.body)
