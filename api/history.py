@@ -131,8 +131,10 @@ def _recent(
     if held is not None and held.after == layout.compacted_upto and held.upto <= layout.newest_id:
         if held.upto == layout.newest_id:
             return held
-        return extend_recent(state.cursor(), held, layout.newest_id, limit)
-    return read_recent(state.cursor(), layout.compacted_upto, layout.newest_id, files.codes, limit)
+        with state.store.memory_lifted():  # a day of runs at 50,000 offers needs more than serving's share
+            return extend_recent(state.cursor(), held, layout.newest_id, limit)
+    with state.store.memory_lifted():  # bounded by GPUPRICE_HISTORY_RECENT_MB instead
+        return read_recent(state.cursor(), layout.compacted_upto, layout.newest_id, files.codes, limit)
 
 
 def _number(value: float | None) -> str:

@@ -82,8 +82,9 @@ class _EnvironmentWhenItNamesOne(PydanticBaseSettingsSource):
 
 
 # Each cache's bound at the default budget; another budget scales them all (MEMORY_SHARES).
-# DuckDB: 48 MB loads 50,000 current offers (32 does not); the warm-up's read of a day of runs held
-# since the compaction (56-64 MB at 50,000 offers) lifts the limit while it runs (PriceStore.memory_lifted),
+# DuckDB: 48 MB loads 50,000 current offers (32 does not); reading a day of runs held since the
+# compaction (56-64 MB at 50,000 offers), by the warm-up or a history question, lifts the limit while it
+# runs (PriceStore.memory_lifted; what it reads is bounded by GPUPRICE_HISTORY_RECENT_MB),
 # and 96 would leave ~35 MB more of the file's blocks in memory after a day's snapshot built on demand.
 # The reused questions: the benchmark's 768 jobs by model take ~187 KB each, and a new question's median
 # stays a reused one (~2.5 ms CPU in process, not ~4) only while over half of them fit (~72 MB).

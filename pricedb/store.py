@@ -148,6 +148,8 @@ class PriceStore:
         self.path = Path(path if path is not None else settings.db)
         self.read_only = read_only
         self.conn = self._connect()
+        self._lift_lock = threading.Lock()
+        self._lifts = 0  # pieces of work running with DuckDB's memory limit lifted (memory_lifted)
         self._bound_memory()
         self._write_lock = threading.Lock()
         self.version = 0  # bumped after every committed write; the API caches answers on it
@@ -188,14 +190,21 @@ class PriceStore:
 
     @contextlib.contextmanager
     def memory_lifted(self) -> Iterator[None]:
-        """DuckDB's memory limit lifted while one piece of work runs, as compaction lifts it: the
-        warm-up's read of the runs held since the compaction (56-64 MB for a day of runs at 50,000
-        offers) needs more than serving's share of the memory budget."""
-        self.conn.execute("RESET memory_limit")
+        """DuckDB's memory limit lifted while one piece of work runs: compaction sorts every observation,
+        and reading the runs held since the compaction (56-64 MB for a day of runs at 50,000 offers)
+        needs more than serving's share of the memory budget. The limit is the database's, so it is
+        set again only when the last of the pieces of work running at once is done."""
+        with self._lift_lock:
+            if self._lifts == 0:
+                self.conn.execute("RESET memory_limit")
+            self._lifts += 1
         try:
             yield
         finally:
-            self._bound_memory()
+            with self._lift_lock:
+                self._lifts -= 1
+                if self._lifts == 0:
+                    self._bound_memory()
 
     # ----- plumbing ------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -400,33 +409,28 @@ class PriceStore:
     @_storage_faults
     def compact_history(self) -> int:
         """Lay the observations out by offer (pricedb.history_layout); returns the newest id laid out."""
-        self.conn.execute("RESET memory_limit")  # sorting every observation needs more than serving
-        try:
+        with self.memory_lifted():
             with self._transaction() as cur:
                 upto = compact(cur)
             self.write_history_files()
             return upto
-        finally:
-            self._bound_memory()
 
     def write_history_files(self) -> None:
         """The layout just committed, also as files beside the database (pricedb.history_files), read in
         one snapshot; a failure leaves no file (history questions then read DuckDB) and is logged, never
         raised: the compaction itself is done."""
-        self.conn.execute("RESET memory_limit")  # sorted like the compaction, by series and time
         cur = self.cursor()
         try:
-            cur.begin()
-            try:
-                write_point_files(cur, self.path, self.settings.history_files_mb * 1024 * 1024)
-            finally:
-                _rollback(cur)  # read only: nothing to keep
+            with self.memory_lifted():  # sorted like the compaction, by series and time
+                cur.begin()
+                try:
+                    write_point_files(cur, self.path, self.settings.history_files_mb * 1024 * 1024)
+                finally:
+                    _rollback(cur)  # read only: nothing to keep
         except (OSError, duckdb.Error):
             log.warning("the compacted history could not be written beside the database", exc_info=True)
             with contextlib.suppress(OSError):
                 remove_point_files(files_folder(self.path))
-        finally:
-            self._bound_memory()
 
     @_storage_faults
     def record_export(self, run_id: int, error: str | None) -> None:

@@ -112,8 +112,7 @@ def warm_all(state: AppState) -> CurrentOffers:
     read ahead is read by its first question instead, and leaves the market warmed."""
     current = warm_market(state)
     try:
-        with state.store.memory_lifted():  # reading a day of held runs needs more than serving's share
-            warm_history(state)
+        warm_history(state)
     except Exception as exc:  # the store's fault: the history question reports it
         log.warning("history not read ahead: %s", exc)
     finally:

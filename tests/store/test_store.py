@@ -199,7 +199,7 @@ def test_migration_3_adds_the_host_shape_to_a_version_2_database(settings, monke
 
 
 def test_the_memory_limit_is_lifted_for_one_piece_of_work_and_set_again(tmp_path) -> None:
-    """The warm-up reads the runs held since the compaction with DuckDB's limit lifted (they need more
+    """Reading the runs held since the compaction is done with DuckDB's limit lifted (they need more
     than serving's share of the memory budget), and the limit is set again after, even on an error."""
     from pricedb.settings import Settings
 
@@ -215,5 +215,22 @@ def test_the_memory_limit_is_lifted_for_one_piece_of_work_and_set_again(tmp_path
     assert limit() == bounded
     with pytest.raises(RuntimeError), store.memory_lifted():
         raise RuntimeError("the work failed")
+    assert limit() == bounded
+    store.close()
+
+
+def test_the_memory_limit_comes_back_only_when_the_last_lifted_work_ends(tmp_path) -> None:
+    from pricedb.settings import Settings
+
+    store = PriceStore(Settings(db=tmp_path / "prices.duckdb", db_memory_mb=16))
+
+    def limit() -> str:
+        return store.conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    bounded = limit()
+    with store.memory_lifted():
+        with store.memory_lifted():  # a history question's read while the compaction sorts
+            lifted = limit()
+        assert limit() == lifted != bounded  # the compaction still runs: its limit stays lifted
     assert limit() == bounded
     store.close()
