@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import gc
 import os
 import pickle
 import shutil
@@ -165,6 +166,17 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: files stay whole
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The collector's garbage collections cost the suite ~12% of its CPU: every module imported and
+    every test collected (the schemathesis and hypothesis machinery too) is walked again at each full
+    collection. What lives after collecting lives to the end, so it is frozen out of the walks, and the
+    collections run less often (a young generation of 20,000 objects, not 700). Tests that measure
+    memory collect explicitly first (`gc.collect()`), so they count the same."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 @pytest.fixture(scope="session", autouse=True)
