@@ -10,7 +10,6 @@ import os
 import pickle
 import shutil
 import socket
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -160,33 +159,8 @@ LONGEST_FIRST = (
 )
 
 
-_DISK_TEMP = "TESTS_DISK_TEMP"
-_TMPFS = Path("/dev/shm")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault(_CLOCK_ORIGIN, repr(time.monotonic()))  # xdist workers inherit it
-    _temporary_files_in_memory()
-
-
-def _temporary_files_in_memory() -> None:
-    """Temporary folders (pytest's tmp_path, and every process the tests start) go to a tmpfs when the
-    machine has one and TMPDIR names no other place: DuckDB syncs its file at each checkpoint, ~2-4 ms
-    each on this machine's ext4 (up to ~120 ms when the disk is busy), 438 of them in four of the
-    largest files, where the tests wait on the disk for nothing they check. Tests about the disk
-    itself keep a folder on it (`disk_temp`). Set in the first process, before xdist starts its
-    workers, which inherit it."""
-    if os.environ.get("PYTEST_XDIST_WORKER") or _DISK_TEMP in os.environ:
-        return
-    os.environ[_DISK_TEMP] = tempfile.gettempdir()
-    if "TMPDIR" not in os.environ and _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK):
-        os.environ["TMPDIR"] = str(_TMPFS)
-        tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-
-
-def disk_temp() -> Path:
-    """The machine's temporary folder as it was before the suite moved its own to a tmpfs."""
-    return Path(os.environ.get(_DISK_TEMP) or tempfile.gettempdir())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -43,19 +43,10 @@ from pricedb import clock, files, tls
 from pricedb.formats.exports import write_current_exports
 from pricedb.settings import Settings
 from pricedb.store import PriceStore, StoreUnavailable
-from tests.conftest import OfflineRound, disk_temp
+from tests.conftest import OfflineRound
 from tests.helpers import held_by_another_process, serving
 from tests.support.faultfs import FILL, can_mount, gpuprice_argv, on_tiny_disk, run, unwritable
 from tests.support.ports import free_ports
-
-
-@pytest.fixture
-def tmp_path() -> Iterator[Path]:
-    """A folder on the disk (the suite's other temporary folders are on a tmpfs: tests/conftest.py):
-    these rows are about disk faults. `settings` and `store` are made in it too."""
-    folder = Path(tempfile.mkdtemp(prefix="gpuprice-storage-", dir=disk_temp()))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def error_line(err: str) -> str:
