@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import gc
 import os
 import pickle
 import shutil
@@ -165,6 +166,19 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: files stay whole
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Every module imported and every test collected (the schemathesis and hypothesis machinery too)
+    would be walked again at each full garbage collection. What lives after collecting lives to the
+    end, so it is frozen out of the walks, and the collections run less often (a young generation of
+    20,000 objects, not 700). Measured with `-n 0`, back to back: test_api, test_day_answers,
+    test_front and test_snapshot_sql together 50.9 -> 45.2 s CPU (the schemathesis test gains most);
+    files whose time is DuckDB's (test_history_files) show no change beyond the noise. Tests that
+    measure memory collect explicitly first (`gc.collect()`), so they count the same."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 @pytest.fixture(scope="session", autouse=True)
