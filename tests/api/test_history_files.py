@@ -461,3 +461,28 @@ def test_the_front_answers_history_as_the_app_does(
     assert sum(fronted) > 20 and ok > sum(fronted) and refused > 10  # each kind of answer was compared
     timed = [requests_timed(app) for app in (front, below)]
     assert timed[0] == timed[1] and len(timed[0]) >= 2
+
+
+def test_a_question_reading_the_held_runs_itself_lifts_the_databases_memory_limit(
+    compacted: tuple[AppState, list[HistoryQuery]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the runs held since the compaction needs more than serving's share of the memory budget
+    at 50,000 offers (56-64 MB a day against 48), so a history question that reads them before the
+    warm-up does, read whole or extended, does it with DuckDB's limit lifted, and the limit is back after."""
+    state, questions = compacted
+
+    def limit() -> str:
+        return state.store.conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    bounded, seen = limit(), []
+    for name in ("read_recent", "extend_recent"):
+        original = getattr(api_history, name)
+        monkeypatch.setattr(
+            api_history, name, lambda *a, _f=original, _n=name, **k: seen.append((_n, limit())) or _f(*a, **k)
+        )
+    end = NOW - timedelta(days=5)
+    for seed in range(2):  # the first run's observations read whole, the second's added to them
+        end = _rounds(state.store, random.Random(seed), end, 1)
+        assert _check(state, questions, clear=seed == 0) == _with_points(state, questions) > 30
+    assert [name for name, _ in seen] == ["read_recent", "extend_recent"]
+    assert all(lifted != bounded for _, lifted in seen) and limit() == bounded
