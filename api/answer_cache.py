@@ -23,8 +23,7 @@ from api.answers import cheapest_answer
 from api.cheapest_hours import MEM_ANSWER
 from api.errors import ApiError
 from api.limits import limits_of
-from api.query import CheapestParams
-from api.query import as_routed as _as_routed  # its name here before it moved
+from api.query import CheapestParams, as_routed
 
 CACHED_PATHS = frozenset({"/cheapest", "/offers"})
 CHEAPEST = "/cheapest"
@@ -39,7 +38,7 @@ def answer_from_memory(state: Any, query_string: bytes) -> bytes | None:
         found = state.reused.kept(query_string, state.settings)
         if found is None:
             with limits_of(state.settings):
-                params = CheapestParams.model_validate(_as_routed(query_string))
+                params = CheapestParams.model_validate(as_routed(query_string))
             return cheapest_answer(state, params, None, memory)
         params, hours = found
         kept = params.shared.get(MEM_ANSWER)

@@ -43,9 +43,8 @@ class Series:
     currency: str
     unit: str
     points: list[Any] = field(default_factory=list)  # as `history`'s `point` builds them (default: dicts)
-    points_json: list[memoryview] | list[bytes] | None = (
-        None  # instead of `points`: their JSON, comma-separated, in pieces
-    )
+    # Instead of `points`: their JSON, comma-separated, in pieces (api.points_json).
+    points_json: list[memoryview] | list[bytes] | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:

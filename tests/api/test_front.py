@@ -17,11 +17,10 @@ from urllib.parse import urlencode
 import pytest
 from fastapi import FastAPI
 
-from api.answer_cache import _as_routed
 from api.answers import cheapest_json
 from api.app import create_app
 from api.limits import limits_of
-from api.query import CheapestParams
+from api.query import CheapestParams, as_routed
 from pricedb.queries import CurrentOffers
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
@@ -87,7 +86,7 @@ def random_target(rng: random.Random, asked: list[str]) -> str:
 def reference(target: str, current: CurrentOffers, settings: Settings) -> bytes | None:
     """The plain reference's answer to a `/cheapest` question the parameter model accepts."""
     with limits_of(settings):
-        params = CheapestParams.model_validate(_as_routed(target.partition("?")[2].encode("latin-1")))
+        params = CheapestParams.model_validate(as_routed(target.partition("?")[2].encode("latin-1")))
     return cheapest_json(params, current, settings, None)
 
 

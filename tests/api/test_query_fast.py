@@ -10,9 +10,8 @@ from urllib.parse import quote
 import pytest
 from pydantic import ValidationError
 
-from api.answer_cache import _as_routed
 from api.limits import limits_of
-from api.query import CheapestParams
+from api.query import CheapestParams, as_routed
 from api.query_fast import ReusedQuestions, plain_params, query_pairs
 from pricedb.settings import Settings
 
@@ -58,7 +57,7 @@ def test_plain_questions_read_as_the_model_reads_them(seed: int) -> None:
         fast = plain_params(query, SETTINGS)
         try:
             with limits_of(SETTINGS):
-                model = CheapestParams.model_validate(_as_routed(query))
+                model = CheapestParams.model_validate(as_routed(query))
         except ValidationError:
             assert fast is None, query  # refused by the model: the model must say why
             continue
@@ -124,7 +123,7 @@ def test_questions_asked_again_with_other_hours_answer_as_new_ones(seed: int) ->
         query = question.encode()
         reused = kept.params(query, SETTINGS)
         with limits_of(SETTINGS):
-            model = CheapestParams.model_validate(_as_routed(query))
+            model = CheapestParams.model_validate(as_routed(query))
         assert reused is not None, question
         assert reused.model_dump() == model.model_dump(), question
         assert reused.estimate == model.estimate, question
