@@ -117,22 +117,45 @@ def price_segments(offer: Offer, settings: Settings) -> list[tuple[float, float]
     return segments
 
 
+# A cost's `basis` is the words of its billing rule for the job's hours, then (but for a term) its
+# price's: api.cheapest_rules writes the first once per rule and question, the second per offer.
+def period_words(months: int, period: float, settings: Settings) -> str:
+    name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
+    return f"{months} {name} × "
+
+
+def period_price_words(cny_per_hour: float, period: float) -> str:
+    return f"¥{cny_per_hour * period:.2f}"
+
+
+def term_words(term: float) -> str:
+    return f"whole term of {term:g} h, paid however short the job"
+
+
+def hourly_words(billed: float) -> str:
+    return f"{billed:g} h × "
+
+
+def hourly_price_words(cny_per_hour: float) -> str:
+    return f"¥{cny_per_hour:.4f}/h"
+
+
 def period_cost(cny_per_hour: float, period: float, hours: float, settings: Settings) -> JobCost:
     """Bought in whole periods of `period` hours (a month, or a package's own term)."""
     months = whole_periods(hours, period)
     billed = months * period
-    name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
-    return JobCost(billed, cny_per_hour * billed, f"{months} {name} × ¥{cny_per_hour * period:.2f}")
+    words = period_words(months, period, settings) + period_price_words(cny_per_hour, period)
+    return JobCost(billed, cny_per_hour * billed, words)
 
 
 def term_cost(cny_per_hour: float, term: float) -> JobCost:
     """A reserved term, paid whole."""
-    return JobCost(term, cny_per_hour * term, f"whole term of {term:g} h, paid however short the job")
+    return JobCost(term, cny_per_hour * term, term_words(term))
 
 
 def hourly_cost(cny_per_hour: float, billed: float) -> JobCost:
     """`billed` hours (after the billing rule) at one hourly price."""
-    return JobCost(billed, cny_per_hour * billed, f"{billed:g} h × ¥{cny_per_hour:.4f}/h")
+    return JobCost(billed, cny_per_hour * billed, hourly_words(billed) + hourly_price_words(cny_per_hour))
 
 
 def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
