@@ -45,6 +45,7 @@ STEPPED = -1  # a candidate's rule when its price is stepped
 KEPT_ROW_BYTES = 200  # a row kept as Python values, beyond its bytes' content: the tuple, float, ints, list slot
 NO_JOB_NOTES = b"," + members({"job_notes": []})
 
+RANKS = tuple(rank_json(rank) for rank in range(101))  # written once: most answers show at most 100 options
 # A row kept as Python values: (price, tie order, row, its cost basis's end, what follows the cost basis)
 Kept = tuple[float, int, int, bytes, bytes]
 # A candidate for one question's hours: (total, tie order, row, rule index or STEPPED, basis's end, what follows)
@@ -155,17 +156,19 @@ class MemOptions:
         columns, settings = self.columns, self.settings
         option = columns.pieces.written_option
         top, billed = self.top(hours)
+        ranks = RANKS if len(top) < len(RANKS) else [rank_json(rank) for rank in range(len(top) + 1)]
         words: dict[int, RuleWords] = {}
         written = []
         for rank, (total, _, row, rule, tail, after) in enumerate(top, start=1):
             if rule == STEPPED:
                 cost = job_cost(columns.offers[row], hours, settings)
                 assert cost is not None  # priced rows only
-                values = cost_json(cost)
-            else:
-                found = words.get(rule)
-                if found is None:
-                    found = words[rule] = RuleWords(columns.rules[rule], billed[rule], hours, settings)
-                values = (found.billed, value_json(round(total, 2)), found.head + tail)
-            written.append(option(row, (rank_json(rank), *values, after)))
+                written.append(option(row, (ranks[rank], *cost_json(cost), after)))
+                continue
+            found = words.get(rule)
+            if found is None:
+                found = words[rule] = RuleWords(columns.rules[rule], billed[rule], hours, settings)
+            # As value_json writes a total: a finite float (a price times hours).
+            total_json = float.__repr__(round(total, 2)).encode()
+            written.append(option(row, (ranks[rank], found.billed, total_json, found.head + tail, after)))
         return b"[" + b",".join(written) + b"]"
