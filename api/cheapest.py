@@ -172,15 +172,28 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     billed = billed_hours_for(offer, hours)
     if not offer.price_steps:
         return hourly_cost(offer.cny_per_hour, billed)
-    segments = price_segments(offer, settings)
-    total, parts = 0.0, []
+    used = stepped_use(price_segments(offer, settings), billed)
+    parts = [f"{hours_used:g} h × ¥{rate:.4f}/h" for hours_used, rate in used]
+    return JobCost(billed, stepped_total(used), " + ".join(parts) + " (stepped price)")
+
+
+def stepped_use(segments: list[tuple[float, float]], billed: float) -> list[tuple[float, float]]:
+    """(hours, CNY per hour) of each segment of a stepped price (`price_segments`) that `billed` hours reach."""
+    found = []
     for index, (start, rate) in enumerate(segments):
         end = segments[index + 1][0] if index + 1 < len(segments) else math.inf
         used = max(0.0, min(billed, end) - start)
         if used > 0:
-            total += used * rate
-            parts.append(f"{used:g} h × ¥{rate:.4f}/h")
-    return JobCost(billed, total, " + ".join(parts) + " (stepped price)")
+            found.append((used, rate))
+    return found
+
+
+def stepped_total(used: list[tuple[float, float]]) -> float:
+    """The total of a stepped price's `stepped_use`, summed in order (what SteppedPrices sums too)."""
+    total = 0.0
+    for hours, rate in used:
+        total += hours * rate
+    return total
 
 
 def pcie_note(how: str) -> str:

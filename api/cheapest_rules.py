@@ -20,6 +20,7 @@ tests/api/test_cheapest_fast.py compares the answers with the reference's, byte 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
@@ -27,12 +28,16 @@ import numpy as np
 
 from api.cheapest import (
     CheapestQuery,
+    billed_hours,
     hourly_price_words,
     hourly_words,
     job_cost,
     mem_job_notes,
     period_price_words,
     period_words,
+    price_segments,
+    stepped_total,
+    stepped_use,
     term_words,
     whole_periods,
 )
@@ -45,9 +50,13 @@ STEPPED = -1  # a candidate's rule when its price is stepped
 KEPT_ROW_BYTES = 200  # a row kept as Python values, beyond its bytes' content: the tuple, float, ints, list slot
 NO_JOB_NOTES = b"," + members({"job_notes": []})
 
+FEW_STEPPED = 16  # a question's stepped rows priced in Python up to this many, by numpy beyond
+SEGMENT_BYTES = 120  # a stepped price's segment kept: its tuple, two floats and the list slot
 RANKS = tuple(rank_json(rank) for rank in range(101))  # written once: most answers show at most 100 options
 # A row kept as Python values: (price, tie order, row, its cost basis's end, what follows the cost basis)
 Kept = tuple[float, int, int, bytes, bytes]
+# A stepped row: (row, tie order, what follows the cost basis, billing increment and minimum, price segments)
+Stepped = tuple[int, int, bytes, int, int, list[tuple[float, float]]]
 # A candidate for one question's hours: (total, tie order, row, rule index or STEPPED, basis's end, what follows)
 Candidate = tuple[float, int, int, int, bytes, bytes]
 
@@ -91,12 +100,13 @@ class MemOptions:
         self.ties = columns.tie_order
         rule = columns.rule[rows]
         stepped = rule == columns.stepped_rule
-        self.stepped = [(row, int(self.ties[row]), self._after(row)) for row in rows[stepped].tolist()]
+        self.stepped = [self._stepped(row) for row in rows[stepped].tolist()]
         rows, rule = rows[~stepped], rule[~stepped]
         order = np.lexsort((self.ties[rows], columns.cny_per_hour[rows], rule))
         rows, rule = rows[order], rule[order]
         self.rules: list[tuple[int, list[Kept], np.ndarray]] = []
-        self.kept_bytes = sum(KEPT_ROW_BYTES + len(after) for *_, after in self.stepped)
+        self.kept_bytes = sum(KEPT_ROW_BYTES + len(after) + SEGMENT_BYTES * len(segments)
+                              for _, _, after, _, _, segments in self.stepped)  # fmt: skip
         for block in np.split(rows, np.flatnonzero(np.diff(rule)) + 1) if len(rows) else []:
             head = [self._kept(row) for row in block[: self.limit + SPARE].tolist()]
             self.rules.append((columns.rule_list[head[0][2]], head, block))
@@ -112,6 +122,18 @@ class MemOptions:
         tail = price_tail(self.columns.rules[self.columns.rule_list[row]], cny_per_hour)
         return cny_per_hour, int(self.ties[row]), row, tail, self._after(row)
 
+    def _stepped(self, row: int) -> Stepped:
+        offer = self.columns.offers[row]
+        segments = price_segments(offer, self.settings)
+        return row, int(self.ties[row]), self._after(row), offer.billing_increment_s, offer.billing_minimum_s, segments
+
+    def _stepped_totals(self, hours: float) -> list[float]:
+        """The stepped rows' totals for `hours`: job_cost's own sums, in Python for a few rows."""
+        if len(self.stepped) > FEW_STEPPED:
+            return self.columns.stepped.totals(np.array([row for row, *_ in self.stepped]), hours).tolist()
+        return [stepped_total(stepped_use(segments, billed_hours(increment, minimum, hours)))
+                for _, _, _, increment, minimum, segments in self.stepped]  # fmt: skip
+
     def _after(self, row: int) -> bytes:
         """What follows an option's cost basis in this question: its job notes (by `mem`, as
         api.cheapest.option_extra gives them)."""
@@ -120,28 +142,31 @@ class MemOptions:
 
     def top(self, hours: float) -> tuple[list[Candidate], dict[int, float]]:
         """The first `limit` options for `hours`, in the reference's order (`by_total`), and the hours
-        each rule bills."""
-        billed_by_rule: dict[int, float] = {}
-        if self.limit <= 0:
-            return [], billed_by_rule
+        each rule bills. A rule with `limit` rows bounds the `limit`-th total of all: its `limit`-th
+        total; rows past the lowest such bound cannot be shown, so only those within it are sorted."""
         limit, rules = self.limit, self.columns.rules
+        billed_by_rule = {rule: billed_under(rules[rule], hours) for rule, _, _ in self.rules}
+        if limit <= 0:
+            return [], billed_by_rule
+        bound = math.inf
+        for rule, head, rows in self.rules:
+            if len(rows) >= limit:
+                bound = min(bound, head[limit - 1][0] * billed_by_rule[rule])
         found: list[Candidate] = []
         for rule, head, rows in self.rules:
-            billed = billed_by_rule[rule] = billed_under(rules[rule], hours)
-            cut = len(head)
-            if len(rows) > limit:
-                threshold = head[limit - 1][0] * billed
-                cut = limit
-                while cut < len(head) and head[cut][0] * billed <= threshold:
-                    cut += 1
-                if cut == len(head) < len(rows):  # the tie runs on past the rows kept
-                    found += self._tied(rule, rows, billed, threshold)
-                    continue
-            found += [(cny * billed, tie, row, rule, tail, after) for cny, tie, row, tail, after in head[:cut]]
+            billed = billed_by_rule[rule]
+            for cny, tie, row, tail, after in head:
+                total = cny * billed
+                if total > bound:
+                    break
+                found.append((total, tie, row, rule, tail, after))
+            else:
+                if len(rows) > len(head):  # within the bound past the rows kept (a run of one total)
+                    found = [one for one in found if one[3] != rule] + self._tied(rule, rows, billed, bound)
         if self.stepped:
-            totals = self.columns.few_totals([row for row, _, _ in self.stepped], hours)
+            totals = self._stepped_totals(hours)
             found += [(total, tie, row, STEPPED, b"", after)
-                      for total, (row, tie, after) in zip(totals, self.stepped, strict=True)]  # fmt: skip
+                      for total, (row, tie, after, *_) in zip(totals, self.stepped, strict=True)]  # fmt: skip
         found.sort()
         return found[:limit], billed_by_rule
 

@@ -211,7 +211,9 @@ def test_mem_questions_asked_again_with_other_hours_answer_as_the_reference(seed
         for hours in (*HOURS, str(rng.uniform(0, 9000))):
             params = asked.model_copy(update={"hours": float(hours)})  # as api.query_fast copies them
             reference = CheapestParams.model_validate({**question, "hours": hours})
-            assert cheapest_json(params, current, SETTINGS, columns) == cheapest_json(reference, current, SETTINGS, None)
+            assert cheapest_json(params, current, SETTINGS, columns) == cheapest_json(
+                reference, current, SETTINGS, None
+            )
     assert tied  # some answers read a run of one price past the rows kept
 
 
@@ -229,6 +231,28 @@ def test_a_mem_question_kept_across_a_data_change_answers_from_the_new_offers() 
     reference = cheapest_json(CheapestParams.model_validate({"mem": "40", "hours": "5", "include_stale": "true"}),
                               current, SETTINGS, None)  # fmt: skip
     assert after == reference and after != before
+
+
+@pytest.mark.parametrize("few", [0, 10_000])
+def test_a_mem_questions_stepped_totals_are_job_costs_own_figures(few: int, monkeypatch) -> None:
+    """A question's stepped rows are priced in Python when few, by numpy (SteppedPrices) when many:
+    either way `job_cost`'s totals exactly."""
+    from api import cheapest_rules
+    from api.cheapest import job_cost
+    from api.cheapest_fast import candidates
+
+    monkeypatch.setattr(cheapest_rules, "FEW_STEPPED", few)
+    rng = random.Random(9)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(400))}.values(), key=lambda o: o.key)
+    columns = OfferColumns.build(offers, SETTINGS)
+    query = CheapestParams.model_validate(
+        {"mem": "1", "include_stale": "true", "include_unavailable": "true"}
+    ).to_query()
+    kept = cheapest_rules.MemOptions(columns, candidates(columns, query, None).rows, query, SETTINGS)
+    assert len(kept.stepped) > 5
+    for hours in (0.01, 1.0, 23.999, 24.0, 99.5, 100.0, 731.0, rng.uniform(0, 9000)):
+        expected = [job_cost(offers[row], hours, SETTINGS).total_cny for row, *_ in kept.stepped]
+        assert kept._stepped_totals(hours) == expected
 
 
 def test_tie_order_is_the_order_by_total_gives_one_total() -> None:
