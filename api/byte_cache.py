@@ -22,6 +22,13 @@ LARGEST_SHARE = 8  # an entry may hold at most 1/8 of the bound
 def size_of(value: Any) -> int:
     """Bytes held by an answer: its bytes and strings, inside tuples and dataclasses too, or what a
     value says it holds (`cache_size`)."""
+    kind = type(value)  # the usual kinds first, by exact type: most keys and answers are these
+    if kind is bytes:
+        return len(value)
+    if kind is str:
+        return len(value.encode())
+    if kind is tuple:
+        return sum([size_of(item) for item in value])
     if isinstance(value, bytes | bytearray | memoryview):
         return len(value)
     if isinstance(value, str):
@@ -63,7 +70,8 @@ class ByteLRU:
         """Keep `value` under `key`; False when it is too large to keep."""
         size = size_of(key) + size_of(value) + ENTRY_OVERHEAD
         self.discard(key)
-        if size > self.max_bytes // min(LARGEST_SHARE, getattr(value, "cache_share", LARGEST_SHARE)):
+        share = LARGEST_SHARE if type(value) is bytes else getattr(value, "cache_share", LARGEST_SHARE)
+        if size > self.max_bytes // min(LARGEST_SHARE, share):
             return False
         self._entries[key] = _Entry(value, size)
         self.bytes += size

@@ -117,22 +117,45 @@ def price_segments(offer: Offer, settings: Settings) -> list[tuple[float, float]
     return segments
 
 
+# A cost's `basis` is the words of its billing rule for the job's hours, then (but for a term) its
+# price's: api.cheapest_rules writes the first once per rule and question, the second per offer.
+def period_words(months: int, period: float, settings: Settings) -> str:
+    name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
+    return f"{months} {name} × "
+
+
+def period_price_words(cny_per_hour: float, period: float) -> str:
+    return f"¥{cny_per_hour * period:.2f}"
+
+
+def term_words(term: float) -> str:
+    return f"whole term of {term:g} h, paid however short the job"
+
+
+def hourly_words(billed: float) -> str:
+    return f"{billed:g} h × "
+
+
+def hourly_price_words(cny_per_hour: float) -> str:
+    return f"¥{cny_per_hour:.4f}/h"
+
+
 def period_cost(cny_per_hour: float, period: float, hours: float, settings: Settings) -> JobCost:
     """Bought in whole periods of `period` hours (a month, or a package's own term)."""
     months = whole_periods(hours, period)
     billed = months * period
-    name = "month(s)" if period == settings.hours_per_month else f"term(s) of {period:g} h"
-    return JobCost(billed, cny_per_hour * billed, f"{months} {name} × ¥{cny_per_hour * period:.2f}")
+    words = period_words(months, period, settings) + period_price_words(cny_per_hour, period)
+    return JobCost(billed, cny_per_hour * billed, words)
 
 
 def term_cost(cny_per_hour: float, term: float) -> JobCost:
     """A reserved term, paid whole."""
-    return JobCost(term, cny_per_hour * term, f"whole term of {term:g} h, paid however short the job")
+    return JobCost(term, cny_per_hour * term, term_words(term))
 
 
 def hourly_cost(cny_per_hour: float, billed: float) -> JobCost:
     """`billed` hours (after the billing rule) at one hourly price."""
-    return JobCost(billed, cny_per_hour * billed, f"{billed:g} h × ¥{cny_per_hour:.4f}/h")
+    return JobCost(billed, cny_per_hour * billed, hourly_words(billed) + hourly_price_words(cny_per_hour))
 
 
 def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
@@ -149,15 +172,28 @@ def job_cost(offer: Offer, hours: float, settings: Settings) -> JobCost | None:
     billed = billed_hours_for(offer, hours)
     if not offer.price_steps:
         return hourly_cost(offer.cny_per_hour, billed)
-    segments = price_segments(offer, settings)
-    total, parts = 0.0, []
+    used = stepped_use(price_segments(offer, settings), billed)
+    parts = [f"{hours_used:g} h × ¥{rate:.4f}/h" for hours_used, rate in used]
+    return JobCost(billed, stepped_total(used), " + ".join(parts) + " (stepped price)")
+
+
+def stepped_use(segments: list[tuple[float, float]], billed: float) -> list[tuple[float, float]]:
+    """(hours, CNY per hour) of each segment of a stepped price (`price_segments`) that `billed` hours reach."""
+    found = []
     for index, (start, rate) in enumerate(segments):
         end = segments[index + 1][0] if index + 1 < len(segments) else math.inf
         used = max(0.0, min(billed, end) - start)
         if used > 0:
-            total += used * rate
-            parts.append(f"{used:g} h × ¥{rate:.4f}/h")
-    return JobCost(billed, total, " + ".join(parts) + " (stepped price)")
+            found.append((used, rate))
+    return found
+
+
+def stepped_total(used: list[tuple[float, float]]) -> float:
+    """The total of a stepped price's `stepped_use`, summed in order (what SteppedPrices sums too)."""
+    total = 0.0
+    for hours, rate in used:
+        total += hours * rate
+    return total
 
 
 def pcie_note(how: str) -> str:

@@ -82,7 +82,7 @@ def _rule_of(offer: Offer, settings: Settings) -> Rule | None:
     return ("billed", offer.billing_increment_s, offer.billing_minimum_s)
 
 
-def _billed(rule: Rule, hours: float) -> float:
+def billed_under(rule: Rule, hours: float) -> float:
     """Hours billed under `rule` for `hours` of use: the arithmetic of `job_cost`, once per rule."""
     kind = rule[0]
     if kind == "billed":
@@ -93,6 +93,19 @@ def _billed(rule: Rule, hours: float) -> float:
     if kind == "term":
         return float(rule[1])  # type: ignore[arg-type]
     return float("nan")  # stepped: priced row by row
+
+
+def _tie_order(offers: list[Offer]) -> np.ndarray:
+    """Each offer's place in the order of (¥/GB·h or 0, key), offers of one key in their order (as a
+    stable sort leaves them): the keys sorted in Python (the store reads them in order: one pass),
+    then the figures by numpy."""
+    keys = [o.key for o in offers]
+    by_key = np.empty(len(offers), dtype=np.int64)
+    by_key[sorted(range(len(offers)), key=keys.__getitem__)] = np.arange(len(offers))
+    order = np.lexsort((by_key, np.array([o.cny_per_gb_hour or 0.0 for o in offers], dtype=np.float64)))
+    found = np.empty(len(offers), dtype=np.int64)
+    found[order] = np.arange(len(offers))
+    return found
 
 
 class Coded:
@@ -149,6 +162,7 @@ class OfferColumns:
     rules: list[Rule]  # the distinct billing rules
     rule: np.ndarray  # each row's, an index into `rules` (-1: unpriced)
     configurations: Grouped  # (gpu_count, gpu_memory_gb): what the Judge's viability depends on
+    tie_order: np.ndarray  # each row's place in the order `by_total` gives one total: by ¥/GB·h, then by key
     stepped: SteppedPrices  # the offers priced in steps (rule STEPPED)
     pieces_max_bytes: int  # what `pieces` may hold (GPUPRICE_OFFER_PIECES_MB)
     pieces: OfferPieces = field(init=False)  # each offer's JSON entries, written when first shown
@@ -199,6 +213,7 @@ class OfferColumns:
             rules=rules,
             rule=np.array([-1 if r is None else rule_index[r] for r in rule_of], dtype=np.int32),
             configurations=Grouped((o.gpu_count, o.gpu_memory_gb) for o in offers),
+            tie_order=_tie_order(offers),
             stepped=SteppedPrices(offers, [i for i, r in enumerate(rule_of) if r == STEPPED], settings),
             pieces_max_bytes=int(settings.offer_pieces_mb * 2**20),
         )
@@ -242,7 +257,7 @@ class OfferColumns:
 
     def totals(self, rows: np.ndarray, hours: float) -> np.ndarray:
         """The job's total in CNY on each of `rows` (all priced)."""
-        billed = np.array([_billed(rule, hours) for rule in self.rules], dtype=np.float64)
+        billed = np.array([billed_under(rule, hours) for rule in self.rules], dtype=np.float64)
         rule = self.rule[rows]
         totals = self.cny_per_hour[rows] * billed[rule]
         if STEPPED in self.rules:
@@ -261,7 +276,7 @@ class OfferColumns:
             rule = rule_of[row]
             hours_billed = billed.get(rule)
             if hours_billed is None:
-                hours_billed = billed[rule] = _billed(self.rules[rule], hours)
+                hours_billed = billed[rule] = billed_under(self.rules[rule], hours)
             found.append(cny[row] * hours_billed)
         stepped = self.stepped_rule
         if stepped in billed:  # stepped rows among them (their "billed" total was NaN)
@@ -328,7 +343,7 @@ class Unfiltered:
                 continue
             at = _first_viable(viable, groups, 2 * limit)
             if len(at) > limit:
-                billed = _billed(columns.rules[rule], hours)
+                billed = billed_under(columns.rules[rule], hours)
                 totals = prices[at] * billed  # as `totals` computes them: rising with the price
                 cut = int(np.searchsorted(totals, totals[limit - 1], side="right"))
                 if cut == len(at) and at[-1] < len(groups) - 1:  # as many ties as that: every viable row up to the tie
@@ -544,7 +559,7 @@ class RuleCosts:
         if kind == "billed":
             billed = self._billed.get(index)
             if billed is None:
-                billed = self._billed[index] = _billed(rule, self.hours)
+                billed = self._billed[index] = billed_under(rule, self.hours)
             return hourly_cost(offer.cny_per_hour, billed)
         if kind == "period":
             return period_cost(offer.cny_per_hour, rule[1], self.hours, self.settings)  # type: ignore[arg-type]

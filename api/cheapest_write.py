@@ -86,6 +86,15 @@ def write_object(fields: dict[str, Any]) -> bytes:
     return b"{" + b",".join(parts) + b"}"
 
 
+def cost_json(cost: JobCost) -> tuple[bytes, bytes, bytes]:
+    """An option's billed hours, total and cost basis, as `option_json` gives them, written."""
+    return value_json(round(cost.billed_hours, 6)), value_json(round(cost.total_cny, 2)), value_json(cost.basis)
+
+
+def rank_json(rank: int) -> bytes:
+    return int.__repr__(rank).encode()
+
+
 class Cut:
     """An object's JSON cut around the members named `varying`, kept as one %-format (`template`): what
     comes before each varying value (its key included), then what follows the last one and the members
@@ -140,17 +149,16 @@ class OfferPieces:
 
     def option(self, row: int, rank: int, cost: JobCost, more: bytes) -> bytes:
         """The option at `rank` with `more` (its question's members, written) at its end."""
+        return self.written_option(row, (rank_json(rank), *cost_json(cost), b"," + more if more else b""))
+
+    def written_option(self, row: int, values: tuple[bytes, bytes, bytes, bytes, bytes]) -> bytes:
+        """The option with its VARYING members' values written, then what follows them (b"" or b"," and
+        the question's members)."""
         cut = self._written.get(row)
         if not isinstance(cut, Cut):
             cut = Cut(option_json(0, self._offers[row], _PLACEHOLDER), VARYING)
             self._keep(row, cut)
-        return cut.template % (
-            int.__repr__(rank).encode(),
-            value_json(round(cost.billed_hours, 6)),
-            value_json(round(cost.total_cny, 2)),
-            value_json(cost.basis),
-            b"," + more if more else b"",
-        )
+        return cut.template % values
 
     def unpriced(self, row: int) -> bytes:
         found = self._written.get(~row)

@@ -235,7 +235,7 @@ class EstimatorFields(BaseModel):
     @property
     def estimate(self) -> Estimate | None:
         """The estimate of the given inputs (computed once, when the parameters were validated)."""
-        return self._estimate
+        return self.__pydantic_private__["_estimate"]  # type: ignore[index]  # as `self._estimate`, without its miss first (~4 µs)
 
 
 BorderlineCards = _comma_list(
@@ -310,7 +310,7 @@ class CheapestParams(OfferFilters, EstimatorFields):
 
     @property
     def shared(self) -> dict[Any, Any]:
-        return self._shared
+        return self.__pydantic_private__["_shared"]  # type: ignore[index]  # as `self._shared`, without its miss first (~4 µs)
 
     @model_validator(mode="after")
     def _mem_or_estimate(self) -> CheapestParams:

@@ -8,6 +8,7 @@ ties in price, one, several or every GPU model, an amount of work (`tokens`, `ep
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import date, datetime
 
 import numpy as np
@@ -176,6 +177,116 @@ def test_by_model_questions_without_filters_answer_as_the_reference_asked_again_
                 CheapestParams.model_validate({**question, "hours": hours}), current, SETTINGS, None
             )
             assert fast == cheapest_json(params, current, SETTINGS, columns)  # from the memo's verdicts and JSON
+
+
+HOURS = ("1", "0.01", "24", "23.9999", "100", "731", "1e-12")  # 1e-12: every per-second rule bills 0 h (all tie)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mem_questions_asked_again_with_other_hours_answer_as_the_reference(seed: int, monkeypatch) -> None:
+    """A `mem` question's rows kept per billing rule by price (api.cheapest_rules) serve its copies with
+    other hours: each answer is the reference's, with runs of one price in one rule longer than the rows
+    kept as Python values (read on from the arrays), stepped prices and hours that bill nothing."""
+    from api.cheapest_rules import MemOptions
+
+    rng = random.Random(200 + seed)
+    drawn = [random_offer(rng, i) for i in range(300)]
+    twins = [replace(drawn[k], sku=f"twin-{k}-{copy}", stale=False) for k in range(3) for copy in range(30)]
+    offers = sorted({o.key: o for o in drawn + twins}.values(), key=lambda o: o.key)
+    current = CurrentOffers(offers, OBSERVED, None)
+    columns = OfferColumns.build(offers, SETTINGS)
+    tied = []
+    read_on = MemOptions._tied
+    monkeypatch.setattr(MemOptions, "_tied", lambda self, *args: tied.append(1) or read_on(self, *args))
+    for _ in range(60):
+        question = random_question(rng)
+        if "mem" not in question:
+            continue
+        if rng.random() < 0.3:  # a twin's machine, so its long run of one price is among the rows
+            question.update(gpu=twins[0].gpu_model, mem=str(twins[0].gpu_count * twins[0].gpu_memory_gb))
+        try:
+            asked = CheapestParams.model_validate(question)
+        except ValidationError:
+            continue
+        for hours in (*HOURS, str(rng.uniform(0, 9000))):
+            params = asked.model_copy(update={"hours": float(hours)})  # as api.query_fast copies them
+            reference = CheapestParams.model_validate({**question, "hours": hours})
+            assert cheapest_json(params, current, SETTINGS, columns) == cheapest_json(
+                reference, current, SETTINGS, None
+            )
+    assert tied  # some answers read a run of one price past the rows kept
+
+
+def test_a_mem_question_kept_across_a_data_change_answers_from_the_new_offers() -> None:
+    """What a question keeps for any hours belongs to one data version: asked again (a copy with other
+    hours) over new offers, it answers from them."""
+    rng = random.Random(7)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(300))}.values(), key=lambda o: o.key)
+    asked = CheapestParams.model_validate({"mem": "40", "hours": "3", "include_stale": "true"})
+    before = cheapest_json(asked, CurrentOffers(offers, OBSERVED, None), SETTINGS, OfferColumns.build(offers, SETTINGS))
+    cheaper = [replace(o, cny_per_hour=o.cny_per_hour / 3) if o.cny_per_hour else o for o in offers]
+    current = CurrentOffers(cheaper, OBSERVED, None)
+    params = asked.model_copy(update={"hours": 5.0})
+    after = cheapest_json(params, current, SETTINGS, OfferColumns.build(cheaper, SETTINGS))
+    reference = cheapest_json(CheapestParams.model_validate({"mem": "40", "hours": "5", "include_stale": "true"}),
+                              current, SETTINGS, None)  # fmt: skip
+    assert after == reference and after != before
+
+
+@pytest.mark.parametrize("few", [0, 10_000])
+def test_a_mem_questions_stepped_totals_are_job_costs_own_figures(few: int, monkeypatch) -> None:
+    """A question's stepped rows are priced in Python when few, by numpy (SteppedPrices) when many:
+    either way `job_cost`'s totals exactly."""
+    from api import cheapest_rules
+    from api.cheapest import job_cost
+    from api.cheapest_fast import candidates
+
+    monkeypatch.setattr(cheapest_rules, "FEW_STEPPED", few)
+    rng = random.Random(9)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(400))}.values(), key=lambda o: o.key)
+    columns = OfferColumns.build(offers, SETTINGS)
+    query = CheapestParams.model_validate(
+        {"mem": "1", "include_stale": "true", "include_unavailable": "true"}
+    ).to_query()
+    kept = cheapest_rules.MemOptions(columns, candidates(columns, query, None).rows, query, SETTINGS)
+    assert len(kept.stepped) > 5
+    for hours in (0.01, 1.0, 23.999, 24.0, 99.5, 100.0, 731.0, rng.uniform(0, 9000)):
+        expected = [job_cost(offers[row], hours, SETTINGS).total_cny for row, *_ in kept.stepped]
+        assert kept._stepped_totals(hours) == expected
+
+
+def test_tie_order_is_the_order_by_total_gives_one_total() -> None:
+    """`OfferColumns.tie_order` places offers as (¥/GB·h or 0, key) sorts them, whatever order they come in."""
+    rng = random.Random(3)
+    offers = [random_offer(rng, i) for i in range(300)]
+    offers += [replace(o, cny_per_gb_hour=None, sku=o.sku + "-unpriced") for o in offers[:20]]
+    rng.shuffle(offers)
+    expected = sorted(range(len(offers)), key=lambda row: (offers[row].cny_per_gb_hour or 0.0, offers[row].key))
+    assert np.argsort(OfferColumns.build(offers, SETTINGS).tie_order).tolist() == expected
+
+
+def test_mem_options_are_charged_at_least_what_they_hold() -> None:
+    """A question's kept rows (`MemOptions.nbytes`, in its memo's charge) cover what they allocate."""
+    import gc
+    import tracemalloc
+
+    from api.cheapest_fast import candidates
+    from api.cheapest_rules import MemOptions
+
+    rng = random.Random(5)
+    offers = sorted({o.key: o for o in (random_offer(rng, i) for i in range(2000))}.values(), key=lambda o: o.key)
+    columns = OfferColumns.build(offers, SETTINGS)
+    for question in ({"mem": "40"}, {"mem": "16", "limit": "50"}, {"mem": "80", "gpu": "H100", "limit": "1"}):
+        query = CheapestParams.model_validate(question).to_query()
+        rows = candidates(columns, query, None).rows
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        kept = MemOptions(columns, rows, query, SETTINGS)
+        gc.collect()
+        allocated = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        assert allocated <= kept.nbytes <= 2 * allocated, question
 
 
 def test_offer_pieces_stay_within_their_bound_and_answers_do_not_change() -> None:
