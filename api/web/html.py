@@ -38,6 +38,7 @@ from zlib_ng import gzip_ng
 
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
+from api.web.offer_id import offer_id
 from api.web.table import moment, number, plain
 from pricedb.version import VERSION
 
@@ -161,14 +162,9 @@ class Page:
         return path + query_string(pairs)
 
     def offer_link(self, row: Mapping[str, Any]) -> str:
-        """The offer page of an answer's row (an offer, an option, a digest's line); quick, as the
-        market page makes thousands."""
-        link = (
-            f"/offer?provider={quoted(row['provider'])}&region={quoted(row['region'])}&sku={quoted(row['sku'])}"
-            f"&pricing={quoted(row['pricing'])}"
-        )
-        if row.get("gpu_model"):
-            link += f"&gpu={quoted(row['gpu_model'])}"
+        """The offer page of an answer's row (an offer, an option, a digest's line), by the offer's
+        short id (api.web.offer_id); quick, as the market page makes thousands."""
+        link = f"/offer?id={offer_id(row['provider'], row['region'], row['sku'], row['pricing'])}"
         return link + (f"&lang={self.lang}" if self.lang_given else "")
 
     def here(self, **changes: Any) -> str:
