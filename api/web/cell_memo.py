@@ -203,8 +203,9 @@ class CellMemo:
             texts = joined.texts
             if joined.filled == len(texts):
                 return places.pick(texts)  # type: ignore[return-value]
-            every = self._every_cell(ways) if 2 * joined.filled <= len(texts) else None
-            if every is not None:  # most places not joined: join every place's row, reading each way's list in order
+            most = 2 * len(places.at) >= len(texts) > 2 * joined.filled  # the view shows most, most are not joined
+            every = self._every_cell(ways) if most else None
+            if every is not None:  # join every place's row, reading each way's list in order
                 written = list(map(b"".join, zip(*every, repeat(b"</tr>", len(texts)), strict=True)))  # joined in C
                 size = sum(map(len, written)) + (JOINED_OVERHEAD + SLOT) * len(written)
                 self._grow(joined, size - joined.bytes)  # every place's text and slot, in place of those before

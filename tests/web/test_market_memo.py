@@ -343,6 +343,12 @@ def test_rows_joined_from_cells_written_for_every_offer_are_those_joined_from_th
     assert list(joined) == [b"<td>a2.5</td><td>b2.5</td></tr>", b"<td>a1.5</td><td>b1.5</td></tr>"]
     assert ready.cache_size == plain.cache_size
 
+    more = [*ROWS, {**ROWS[0], "sku": "p5"}, {**ROWS[0], "sku": "p6"}]
+    for way, writer in zip(ways, writers, strict=True):
+        ready.cells(way, ready.places(None, more), more, writer)
+    ready.rows([("b",), ("a",)], ready.places(None, more[:1]), more[:1], writers[::-1])  # a quarter of the offers
+    assert ready._joined[(("b",), ("a",))].filled == 1  # only the view's own row joined
+
 
 def test_sorted_by_observation_the_page_orders_offers_as_their_moments_do(state: AppState, web_round: WebRound) -> None:
     """Rows write `observed_at` to the second; offers observed within one second are ordered by
