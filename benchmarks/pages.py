@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 import brotli  # noqa: E402
 import zstandard  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
+from isal import igzip  # noqa: E402
 from zlib_ng import gzip_ng  # noqa: E402
 
 from api.app import create_app  # noqa: E402
@@ -60,10 +61,14 @@ from api.limits import limits_of  # noqa: E402
 from api.state import AppState  # noqa: E402
 from api.web import market as market_view  # noqa: E402
 from api.web.html import (  # noqa: E402
+    BROTLI_FAST_QUALITY,
     BROTLI_LARGE_PAGE_BYTES,
     BROTLI_QUALITY,
     BROTLI_QUALITY_LARGE,
     BROTLI_WINDOW,
+    FAST_ENOUGH_BYTES,
+    FAST_FROM_BYTES,
+    GZIP_FAST_LEVEL,
     ZSTD_LEVEL,
     Page,
     Rendered,
@@ -220,7 +225,9 @@ def compression_table(body: bytes, repeat: int) -> None:
     print(f"compression of the all-columns page, USD, default sort ({len(body):,} bytes): size, CPU median")
     print(
         f"  (served: zstd {ZSTD_LEVEL}; brotli {BROTLI_QUALITY}, {BROTLI_QUALITY_LARGE} over "
-        f"{BROTLI_LARGE_PAGE_BYTES // 1000} KB, window 2**{BROTLI_WINDOW}; zlib-ng 3, 5 over 1.5 MB)"
+        f"{BROTLI_LARGE_PAGE_BYTES // 1000} KB, window 2**{BROTLI_WINDOW}; zlib-ng 3, 5 over 1.5 MB; over "
+        f"{FAST_FROM_BYTES // 1000} KB brotli {BROTLI_FAST_QUALITY} or igzip {GZIP_FAST_LEVEL} where they write "
+        f"< {FAST_ENOUGH_BYTES:,} bytes by the probe)"
     )
     compressors = [
         (f"zstd {level}", lambda b, level=level: zstandard.ZstdCompressor(level=level).compress(b))
@@ -239,6 +246,7 @@ def compression_table(body: bytes, repeat: int) -> None:
     compressors += [
         (f"zlib {level}", lambda b, level=level: gzip.compress(b, level, mtime=0)) for level in range(1, 10)
     ]
+    compressors += [(f"igzip {level}", lambda b, level=level: igzip.compress(b, level, mtime=0)) for level in range(4)]
     for name, compress in compressors:
         size = len(compress(body))
         cpu, _ = timed(lambda compress=compress: compress(body), max(3, repeat // 4))

@@ -1,6 +1,10 @@
 """The offer page: one offer's price history as charts (native and ¥/GB·h), the points exactly as
 `/offers/history` gives them (history_answer), beside the offer as `/offers` gives it now
-(offers_answer), the FX rate its CNY figures used and the record of the run that observed it."""
+(offers_answer), the FX rate its CNY figures used and the record of the run that observed it.
+
+The offer is named by its short id (`id`, api.web.offer_id: the links the pages write) or by its
+key (`provider`, `region`, `sku`, `pricing`, as links did before); an id that names no offer ever
+observed is a 404 page saying so."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from api.history import history_answer
 from api.query import HistoryParams, OffersParams
 from api.state import AppState
 from api.web.html import Page, query_string
+from api.web.offer_id import is_offer_id, offer_key_of
 from api.web.params import Problems, given, parse
 from pricedb.runs import run_by_id
 
@@ -32,6 +37,7 @@ class OfferView:
     series_count: int = 0
     run: dict[str, Any] | None = None
     windows: list[tuple[int, str]] = field(default_factory=list)
+    status: int = 200
 
     def history_query(self) -> str:
         return query_string(given(self.page, HistoryParams).items())
@@ -42,6 +48,23 @@ def _same(row: dict[str, Any], key: dict[str, str]) -> bool:
 
 
 def offer_view(state: AppState, page: Page) -> OfferView:
+    asked = page.values().get("id", [""])[-1].strip().lower()
+    return _by_id(state, page, asked) if asked else _by_key(state, page, page)
+
+
+def _by_id(state: AppState, page: Page, short: str) -> OfferView:
+    """The offer a short id names, as its key would show it (its links keep the id); a 404 if none."""
+    key = offer_key_of(state, short) if is_offer_id(short) else None
+    if key is None:
+        message = "no offer gpuprice has observed has this id: the link is mistyped or from other data"
+        problems = [{"parameter": "id", "message": message, "value": short}]
+        return OfferView(page, problems, dict.fromkeys(KEY, ""), status=404)
+    named = [*zip(KEY, key, strict=True), *((k, v) for k, v in page.items if k not in ("id", *KEY, "gpu"))]
+    return _by_key(state, Page(page.path, named, page.lang, page.lang_given, page.offline), page)
+
+
+def _by_key(state: AppState, page: Page, shown: Page) -> OfferView:
+    """The offer `page` names by its key; `shown`: the page as asked, which its window links keep."""
     last = {name: texts[-1] for name, texts in page.values().items()}
     key = {name: last.get(name, "").strip() for name in KEY}
     missing = [name for name in KEY if not key[name]]
@@ -65,6 +88,6 @@ def offer_view(state: AppState, page: Page) -> OfferView:
         run = run_by_id(state.cursor(), found.offer["run_id"])
         found.run = run_json(run) if run is not None else None
     now = state.clock()
-    found.windows = [(days, page.here(since=(now - timedelta(days=days)).date().isoformat(), until=None))
+    found.windows = [(days, shown.here(since=(now - timedelta(days=days)).date().isoformat(), until=None))
                      for days in WINDOWS]  # fmt: skip
     return found

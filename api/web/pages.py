@@ -101,9 +101,8 @@ def offer_page(state: AppState, page: Page) -> Built:
         charts["native_chart"] = series_svg(native, page.words("chart_native", currency=found.series["currency"],
                                             unit=page.words.value("unit", found.series["unit"])), unit)  # fmt: skip
         charts["per_gb_chart"] = series_svg(per_gb, page.words("chart_per_gb"), "¥/GB·h")
-    return render_page(
-        page, "offer.html", 422 if found.problems else 200, v=found, **{k: Markup(v) for k, v in charts.items()}
-    )
+    status = found.status if found.status != 200 else 422 if found.problems else 200
+    return render_page(page, "offer.html", status, v=found, **{k: Markup(v) for k, v in charts.items()})
 
 
 DIGEST_SECTIONS = {

@@ -319,6 +319,37 @@ def test_the_cell_memo_keeps_rows_joined_for_a_set_of_ways_and_forgets_them_firs
     assert len(memo._joined) <= 1 and ("a",) not in memo._ways
 
 
+def test_rows_joined_from_cells_written_for_every_offer_are_those_joined_from_the_view_s_cells() -> None:
+    """Once every place's cells are written in every way of a set (as after the warm-up), the first
+    view of the set joins every place's row from the ways' lists in place order: the same rows, in
+    the view's order, charged as the view's own cells joined would be."""
+
+    def write(way: str) -> Callable[[list[dict[str, Any]]], list[str]]:
+        return lambda rows: [f"<td>{way}{r['price']}</td>" for r in rows]
+
+    ways, writers = [("a",), ("b",)], [write("a"), write("b")]
+    ready, plain = CellMemo(max_bytes=100_000), CellMemo(max_bytes=100_000)
+    for memo in (ready, plain):
+        memo.places(None, ROWS)
+    for way, writer in zip(ways, writers, strict=True):
+        ready.cells(way, ready.places(None, ROWS), ROWS, writer)
+    refused = [lambda rows: pytest.fail("a cell written again"), lambda rows: pytest.fail("a cell written again")]
+    first = ready.rows(ways, ready.places(None, ROWS[1:]), ROWS[1:], refused)  # one offer of two
+    assert list(first) == [b"<td>a2.5</td><td>b2.5</td></tr>"]
+    assert ready._joined[tuple(ways)].filled == len(ROWS)  # every place's row joined, not only the view's
+    shown = ROWS[::-1]  # another order than the places'
+    joined = ready.rows(ways, ready.places(None, shown), shown, refused)
+    assert list(joined) == list(plain.rows(ways, plain.places(None, shown), shown, writers))
+    assert list(joined) == [b"<td>a2.5</td><td>b2.5</td></tr>", b"<td>a1.5</td><td>b1.5</td></tr>"]
+    assert ready.cache_size == plain.cache_size
+
+    more = [*ROWS, {**ROWS[0], "sku": "p5"}, {**ROWS[0], "sku": "p6"}]
+    for way, writer in zip(ways, writers, strict=True):
+        ready.cells(way, ready.places(None, more), more, writer)
+    ready.rows([("b",), ("a",)], ready.places(None, more[:1]), more[:1], writers[::-1])  # a quarter of the offers
+    assert ready._joined[(("b",), ("a",))].filled == 1  # only the view's own row joined
+
+
 def test_sorted_by_observation_the_page_orders_offers_as_their_moments_do(state: AppState, web_round: WebRound) -> None:
     """Rows write `observed_at` to the second; offers observed within one second are ordered by
     their microseconds, as `/offers` orders them, not by their offer keys."""
