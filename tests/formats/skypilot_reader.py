@@ -3,11 +3,12 @@
 Runs with the read-back venv's interpreter (.venv-readback, made by .ci/readback-venv), never inside
 gpuprice's venv, and imports nothing of gpuprice:
 
-    .venv-readback/bin/python tests/formats/skypilot_reader.py <catalogs> <calls.json>
+    .venv-readback/bin/python tests/formats/skypilot_reader.py <catalogs> <calls.json> [<catalogs> <calls.json> …]
 
 `<catalogs>` holds `<cloud>/vms.csv` (and any `aws/az_mappings-*.csv`); `<calls.json>` is a list of
 `{"cloud": …, "call": …, "args": […], "kwargs": {…}}`, `call` one of CALLS below. Prints a JSON list
-with, per call, `{"ok": answer}` or `{"error": "<type>: <message>"}`.
+with, per pair, a list with, per call, `{"ok": answer}` or `{"error": "<type>: <message>"}`. SkyPilot
+is imported once; each pair is answered by a child forked after that, with its catalogs in place.
 
 SkyPilot 0.14.1 reads `${SKY_RUNTIME_DIR:-$HOME}/.sky/catalogs/v8/<cloud>/vms.csv`, a path it fixes
 when `sky` is imported, so both are set to a scratch folder first (`import sky` also writes
@@ -59,11 +60,9 @@ def plain(value: Any) -> Any:
     return value
 
 
-def main(catalogs: str, calls_path: str) -> None:
-    scratch = tempfile.mkdtemp(prefix="gpuprice-sky-")
-    os.environ["SKY_RUNTIME_DIR"] = os.environ["HOME"] = scratch
-    shutil.copytree(catalogs, os.path.join(scratch, ".sky", "catalogs", "v8"))
-    from sky import clouds  # after the environment: the catalog folder is fixed on import
+def answer(calls_path: str) -> list[dict[str, Any]]:
+    """SkyPilot's answer to each call in `calls_path`, about the catalogs in place."""
+    from sky import clouds
 
     with open(calls_path, encoding="utf-8") as handle:
         calls = json.load(handle)
@@ -80,9 +79,46 @@ def main(catalogs: str, calls_path: str) -> None:
             answers.append({"ok": plain(function(*call.get("args", []), **call.get("kwargs", {})))})
         except Exception as exc:  # SkyPilot's answer is the error; the test reads it
             answers.append({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
-    json.dump(answers, sys.stdout)
+    return answers
+
+
+def answer_in_child(catalogs: str, catalog_dir: str, calls_path: str) -> list[dict[str, Any]]:
+    """`answer` in a child forked from this process: it starts with SkyPilot imported, and whatever
+    SkyPilot keeps of one set of catalogs (its data frames, its caches) ends with it."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(read)
+            shutil.copytree(catalogs, catalog_dir)
+            with os.fdopen(write, "w", encoding="utf-8") as out:
+                json.dump(answer(calls_path), out)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, encoding="utf-8") as received:
+        answers = received.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise SystemExit(f"reading {catalogs} failed (status {status})")
+    shutil.rmtree(catalog_dir)
+    return json.loads(answers)
+
+
+def main(jobs: list[tuple[str, str]]) -> None:
+    scratch = tempfile.mkdtemp(prefix="gpuprice-sky-")
+    os.environ["SKY_RUNTIME_DIR"] = os.environ["HOME"] = scratch
+    import sky.clouds  # noqa: F401  after the environment: the catalog folder is fixed on import
+
+    catalog_dir = os.path.join(scratch, ".sky", "catalogs", "v8")
+    json.dump([answer_in_child(catalogs, catalog_dir, calls) for catalogs, calls in jobs], sys.stdout)
     shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    arguments = sys.argv[1:]
+    if not arguments or len(arguments) % 2:
+        raise SystemExit(__doc__)
+    main(list(zip(arguments[::2], arguments[1::2], strict=True)))
