@@ -76,9 +76,10 @@ MEMO_ENTRY_BYTES = 150  # a memo entry beyond what it holds: its dict slot, its 
 PLAN_BYTES = 200  # a GpuPlan (its slots, floats, strategy and reason), made for one job
 THROUGHPUT_BYTES = 1100  # a Throughput (its fields and notes), held here even once `_throughput` let it go
 LISTED_BYTES = 16  # a configuration listed in a kept list of verdicts and in its key
-# zlib's level for a kept viability block: ~15x smaller, expanded in ~30 µs per answer (a reused job's
-# answer takes ~1 ms of CPU, a new one ~2.4: keeping every job reused is worth far more).
-VIABILITY_LEVEL = 6
+# zlib's level for a kept viability block: ~13x smaller (27 KB -> 2.1 KB at 50,000 offers), written in
+# ~60 µs once per job (6: 2.0 KB in ~190 µs) and expanded in ~30 µs per answer, 3-10% of a reused job's
+# answer (in process, interleaved blocks); keeping every job reused is worth more (a new one: ~2.5 ms).
+VIABILITY_LEVEL = 1
 
 
 @dataclass
@@ -100,7 +101,7 @@ class JudgeMemo:
     )
     estimate_json: Raw | None = None
     # The viability block's JSON by configurations asked, compressed (VIABILITY_LEVEL): a line per
-    # configuration in the same few words, ~27 KB for the ~120 of 50,000 offers, ~1.9 KB compressed.
+    # configuration in the same few words, ~27 KB for the ~120 of 50,000 offers, ~2.1 KB compressed.
     viability_json: dict[tuple[Configuration, ...], bytes] = field(default_factory=dict)
     option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
     # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
