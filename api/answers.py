@@ -11,7 +11,7 @@ from api.cheapest import CheapestQuery, iso
 from api.cheapest_estimate import EstimateJudge, JudgeMemo
 from api.cheapest_fast import OfferColumns, RowSelection, select_fast
 from api.cheapest_hours import MEM_ANSWER, MemAnswer
-from api.cheapest_write import Written, WrittenOnce, members, written_answer
+from api.cheapest_write import Written, written_answer
 from api.history import not_future
 from api.offer_rows import ROW_BYTES, OfferRows
 from api.query import CheapestParams, EstimateParams, OffersParams, known_providers
@@ -74,16 +74,14 @@ def cheapest_json(
     if not isinstance(selection, RowSelection):
         return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
     assert columns is not None and judge is not None  # by `mem` over columns: answered above
-    once = WrittenOnce(judge.memo.written)  # what the judge's memo holds, written once
+    judge.written = True  # its memo's JSON: the estimate, the viability block, each kind of option's members
     ranked = [
-        (row, cost, once(cheapest.option_extra(offer, query, judge), members))
+        (row, cost, judge.option_members(offer))
         for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)
     ]
 
     def fields(options: Written, unpriced: Written) -> dict[str, Any]:
-        found = cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
-        found["estimate"], found["viability"] = once(found["estimate"], dumps), once(found["viability"], dumps)
-        return found
+        return cheapest.answer_fields(echo, current.as_of, selection, judge, options, unpriced)
 
     return written_answer(fields, columns.pieces, ranked, selection.unpriced_rows)
 

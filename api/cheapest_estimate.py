@@ -18,12 +18,14 @@ amount of work (`tokens=`), api/cheapest_job.py gives each option its own hours.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
 from api.cheapest_job import JobTimer
+from api.cheapest_write import Raw, members
 from api.estimator import (
     Estimate,
     EstimateQuery,
@@ -33,7 +35,10 @@ from api.estimator import (
     decode_throughput,
     per_gpu_plan,
 )
+from api.state import dumps
 from pricedb.queries import Offer
+
+Configuration = tuple[int, float]  # (gpu_count, gpu_memory_gb): what viability depends on
 
 VIABILITY_RULE = (
     "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
@@ -67,49 +72,47 @@ def _gb(value: float) -> float | None:
     return round(value, 2) if value != float("inf") else None
 
 
-MEMO_ENTRY_BYTES = 768  # a memo entry: its dict slot and key, and the small dict, tuple or object it holds
-MEMO_REFERENCE_BYTES = 64  # a configuration listed in a list of verdicts or a viability block (slot, bool, key)
+MEMO_ENTRY_BYTES = 150  # a memo entry beyond what it holds: its dict slot, its key's tuple and a wrapper
+PLAN_BYTES = 200  # a GpuPlan (its slots, floats, strategy and reason), made for one job
+THROUGHPUT_BYTES = 1100  # a Throughput (its fields and notes), held here even once `_throughput` let it go
+LISTED_BYTES = 16  # a configuration listed in a kept list of verdicts and in its key
+# zlib's level for a kept viability block: ~13x smaller (27 KB -> 2.1 KB at 50,000 offers), written in
+# ~60 µs once per job (6: 2.0 KB in ~190 µs) and expanded in ~30 µs per answer, 3-10% of a reused job's
+# answer (in process, interleaved blocks); keeping every job reused is worth more (a new one: ~2.5 ms).
+VIABILITY_LEVEL = 1
 
 
 @dataclass
 class JudgeMemo:
     """What a judge works out from its job alone (the estimate and the judge's own inputs, never the
-    hours, filters or prices asked), kept for every question about the same job: plans per GPU count,
-    verdicts per configuration, throughput per card, an option's fields per kind of offer, the
-    estimate's JSON. Read-only once made; a question's own part (which configurations it asked
-    about) stays in its judge."""
+    hours, filters or prices asked), kept for every question about the same job, in the forms answers
+    read: plans per GPU count, throughput per card, verdicts on a whole list of configurations, and
+    the JSON an answer written from pieces (api.cheapest_write) holds — the estimate, the viability
+    block by configurations asked, an option's estimator members by kind of offer. Nothing else: what
+    a JSON was written from is made again when another one is needed. Read-only once made; a
+    question's own part (which configurations it asked about) stays in its judge."""
 
     plans: dict[int, GpuPlan] = field(default_factory=dict)
-    configurations: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)
     throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
-    options: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
-    estimate_json: dict[str, Any] | None = None
-    # Verdicts on a whole list of configurations (`EstimateJudge.fits_each`), by that list, with what
-    # the question asking it records of them.
-    verdicts: dict[tuple[tuple[int, float], ...], tuple[list[bool], dict[tuple[int, float], dict[str, Any]]]] = field(
+    # Verdicts on a whole list of configurations (`EstimateJudge.fits_each`), by that list, with the
+    # configurations the question asking it recorded (the list itself when it recorded them all).
+    verdicts: dict[tuple[Configuration, ...], tuple[list[bool], tuple[Configuration, ...]]] = field(
         default_factory=dict
     )
-    viability: dict[tuple[tuple[int, float], ...], dict[str, Any]] = field(
-        default_factory=dict
-    )  # by configurations asked
-    # The JSON of values held above (the estimate, a viability block, an option's fields), written
-    # the first time an answer holds them (api.cheapest_write.WrittenOnce), by the value's id (the value
-    # is kept beside it, so the id stays its own).
-    written: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
+    estimate_json: Raw | None = None
+    # The viability block's JSON by configurations asked, compressed (VIABILITY_LEVEL): a line per
+    # configuration in the same few words, ~27 KB for the ~120 of 50,000 offers, ~2.1 KB compressed.
+    viability_json: dict[tuple[Configuration, ...], bytes] = field(default_factory=dict)
+    option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
+    # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
+    # each JSON's length, PLAN_BYTES per plan, THROUGHPUT_BYTES per throughput, LISTED_BYTES per
+    # configuration in each list of verdicts and key of a viability block. tests/api/test_query_fast.py
+    # holds it against what the memo allocates.
+    cache_size: int = 0
 
-    @property
-    def cache_size(self) -> int:
-        """Bytes this memo holds, as a byte-bounded cache charges it (api.query_fast): the JSON it wrote
-        twice (the text, and the values it was written from), MEMO_ENTRY_BYTES for each entry of its
-        dicts (a plan, a configuration's verdict, a throughput, an option's fields, a list of verdicts,
-        a viability block) and MEMO_REFERENCE_BYTES per configuration in each list of verdicts and
-        viability block. tests/api/test_query_fast.py holds it against what the memo allocates."""
-        entries = sum(len(d) for d in (self.plans, self.configurations, self.throughputs, self.options))
-        entries += len(self.verdicts) + len(self.viability) + len(self.written)
-        listed = sum(len(asked) for _, asked in self.verdicts.values())
-        listed += sum(len(block["configurations"]) for block in self.viability.values())
-        written = sum(len(text) for _, text in self.written.values())
-        return 2 * written + MEMO_ENTRY_BYTES * entries + MEMO_REFERENCE_BYTES * listed
+    def keep(self, held: int = 0, listed: int = 0) -> None:
+        """Charge an entry just kept: `held` bytes of its own, `listed` configurations."""
+        self.cache_size += MEMO_ENTRY_BYTES + held + LISTED_BYTES * listed
 
 
 @dataclass
@@ -125,7 +128,10 @@ class EstimateJudge:
     work: JobWork | None = None  # an amount of work instead of wall-clock hours
     mfu: float = 0.4  # Settings.training_mfu
     memo: JudgeMemo = field(default_factory=JudgeMemo)
-    _asked: dict[tuple[int, float], dict[str, Any]] = field(default_factory=dict)  # this question's configurations
+    # The answer is written from pieces (api.cheapest_write): `summary` gives the estimate and the viability
+    # block as their JSON, written once while the memo lasts.
+    written: bool = False
+    _asked: dict[Configuration, bool] = field(default_factory=dict)  # this question's configurations, viable?
     _timer: JobTimer | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -137,12 +143,16 @@ class EstimateJudge:
         return not self.estimate.workload.training
 
     def gpus_used(self, offer: Offer) -> int:
-        return 1 if self.single_gpu else offer.gpu_count
+        return self._used(offer.gpu_count)
+
+    def _used(self, gpu_count: int) -> int:
+        return 1 if self.single_gpu else gpu_count
 
     def plan(self, gpu_count: int) -> GpuPlan:
         plan = self.memo.plans.get(gpu_count)
         if plan is None:
             plan = self.memo.plans[gpu_count] = per_gpu_plan(self.estimate, gpu_count)
+            self.memo.keep(PLAN_BYTES)
         return plan
 
     def throughput(self, offer: Offer) -> Throughput | None:
@@ -156,6 +166,7 @@ class EstimateJudge:
             throughputs[key] = (
                 None if bandwidth is None else _throughput(self.estimate.query, *card, bandwidth_gb_s=bandwidth)
             )
+            self.memo.keep(0 if bandwidth is None else THROUGHPUT_BYTES)
         return throughputs[key]
 
     def usable_gb(self, offer: Offer) -> float:
@@ -178,58 +189,70 @@ class EstimateJudge:
         return wall_clock
 
     def fits(self, offer: Offer) -> bool:
-        if self.gpus is not None and offer.gpu_count != self.gpus:
-            return False
-        key = (offer.gpu_count, offer.gpu_memory_gb)
-        verdict = self._asked.get(key)
-        if verdict is None:
-            verdict = self._asked[key] = self._verdict(key, offer)
-        return bool(verdict["viable"])
+        return self._fits((offer.gpu_count, offer.gpu_memory_gb))
 
-    def fits_each(self, configurations: list[tuple[int, float]], offers: list[Offer]) -> list[bool]:
-        """`fits` for each of `offers`, one of each of `configurations` ((gpu_count, gpu_memory_gb)),
-        and recorded as `fits` records them; the whole list judged once while the memo lasts."""
+    def _fits(self, configuration: Configuration) -> bool:
+        gpu_count, gpu_memory_gb = configuration
+        if self.gpus is not None and gpu_count != self.gpus:
+            return False
+        viable = self._asked.get(configuration)
+        if viable is None:
+            plan = self.plan(self._used(gpu_count))
+            viable = self._asked[configuration] = plan.fits(gpu_memory_gb, self.headroom)
+        return viable
+
+    def fits_each(self, configurations: list[Configuration], offers: list[Offer]) -> list[bool]:
+        """`fits` for each of `offers`, one of each of `configurations` ((gpu_count, gpu_memory_gb),
+        all a verdict depends on), and recorded as `fits` records them; the whole list judged once
+        while the memo lasts."""
         key = tuple(configurations)
         found = self.memo.verdicts.get(key)
         if found is None:
-            asked_before = dict(self._asked)
-            verdicts = [self.fits(offer) for offer in offers]
-            found = self.memo.verdicts[key] = (
-                verdicts,
-                {k: v for k, v in self._asked.items() if k not in asked_before},
-            )
-        self._asked.update(found[1])
-        return found[0]
+            new = [c for c in key if c not in self._asked]
+            verdicts = [self._fits(c) for c in key]  # the list's own tuples, which the memo keeps anyway
+            recorded = tuple(c for c in new if c in self._asked)
+            found = self.memo.verdicts[key] = (verdicts, key if recorded == key else recorded)
+            self.memo.keep(listed=len(key) + len(recorded) * (recorded is not key))
+        verdicts, recorded = found
+        if recorded is key:
+            self._asked.update(zip(key, verdicts, strict=True))
+        else:
+            by_configuration = dict(zip(key, verdicts, strict=True))
+            self._asked.update((c, by_configuration[c]) for c in recorded)
+        return verdicts
 
-    def _verdict(self, key: tuple[int, float], offer: Offer) -> dict[str, Any]:
-        verdict = self.memo.configurations.get(key)
-        if verdict is None:
-            used = self.gpus_used(offer)
-            plan = self.plan(used)
-            viable = plan.fits(offer.gpu_memory_gb, self.headroom)
-            verdict = self.memo.configurations[key] = {
-                "gpu_count": offer.gpu_count,
-                "gpu_memory_gb": offer.gpu_memory_gb,
-                "gpus_used": used,
-                "per_gpu_need_gb": _gb(plan.need_gb),
-                "usable_gb": round(self.usable_gb(offer), 2),
-                "strategy": plan.strategy,
-                "viable": viable,
-                "reason": plan.reason or (None if viable else self._too_small(plan, offer)),
-            }
-        return verdict
+    def _verdict(self, configuration: Configuration) -> dict[str, Any]:
+        """How a configuration asked about was judged, as the viability block lists it."""
+        gpu_count, gpu_memory_gb = configuration
+        used = self._used(gpu_count)
+        plan = self.plan(used)
+        viable = plan.fits(gpu_memory_gb, self.headroom)
+        return {
+            "gpu_count": gpu_count,
+            "gpu_memory_gb": gpu_memory_gb,
+            "gpus_used": used,
+            "per_gpu_need_gb": _gb(plan.need_gb),
+            "usable_gb": round(gpu_memory_gb * self.headroom, 2),
+            "strategy": plan.strategy,
+            "viable": viable,
+            "reason": plan.reason or (None if viable else self._too_small(plan, gpu_memory_gb)),
+        }
 
-    def _too_small(self, plan: GpuPlan, offer: Offer) -> str:
+    def _too_small(self, plan: GpuPlan, gpu_memory_gb: float) -> str:
         return (
-            f"needs {plan.need_gb:.1f} GiB per GPU, more than the {self.usable_gb(offer):.1f} GiB usable "
-            f"({self.headroom:.0%} of {offer.gpu_memory_gb:g} GiB)"
+            f"needs {plan.need_gb:.1f} GiB per GPU, more than the {gpu_memory_gb * self.headroom:.1f} GiB usable "
+            f"({self.headroom:.0%} of {gpu_memory_gb:g} GiB)"
         )
 
     def option_fields(self, offer: Offer) -> dict[str, Any]:
-        """The option's estimator fields; without an amount of work the same for every offer of one
-        kind (cards, count, price), so made once per kind while the memo lasts."""
+        return self._option_fields(offer)
+
+    def option_members(self, offer: Offer) -> Raw:
+        """`option_fields` written as members (api.cheapest_write.members); without an amount of work
+        the same for every offer of one kind (cards, count, price), so written once per kind while the
+        memo lasts."""
         if self._timer is not None:
-            return self._option_fields(offer)
+            return Raw(members(self._option_fields(offer)))
         kind = (
             offer.gpu_count,
             offer.gpu_memory_gb,
@@ -240,9 +263,10 @@ class EstimateJudge:
             offer.gpu_partition,
             offer.cny_per_hour,
         )
-        found = self.memo.options.get(kind)
+        found = self.memo.option_members.get(kind)
         if found is None:
-            found = self.memo.options[kind] = self._option_fields(offer)
+            found = self.memo.option_members[kind] = Raw(members(self._option_fields(offer)))
+            self.memo.keep(len(found))
         return found
 
     def _option_fields(self, offer: Offer) -> dict[str, Any]:
@@ -297,26 +321,46 @@ class EstimateJudge:
         return (cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s), *by_total)
 
     def summary(self) -> dict[str, Any]:
-        if self.memo.estimate_json is None:
-            self.memo.estimate_json = self.estimate.model_dump(mode="json")
-        asked = tuple(self._asked)
-        viability = self.memo.viability.get(asked)
-        if viability is None:
-            viability = self.memo.viability[asked] = {
-                "rule": VIABILITY_RULE,
-                "headroom": self.headroom,
-                "estimate_gpus": self.estimate.gpus,
-                "note": f"The estimate above is for gpus={self.estimate.gpus} (as given; default 1); every "
-                "configuration is re-estimated for its own GPU count"
-                + (" (single_gpu: one GPU of each machine)." if self.single_gpu else "."),
-                "configurations": sorted(self._asked.values(), key=lambda c: (c["gpu_memory_gb"], c["gpu_count"])),
-            }
-        body: dict[str, Any] = {"estimate": self.memo.estimate_json, "viability": viability}
+        """The estimate, the viability block and what the options' figures share; with `written`, the
+        first two as their JSON, kept in the memo."""
+        body: dict[str, Any] = (
+            {"estimate": self._estimate_json(), "viability": self._viability_json()}
+            if self.written
+            else {"estimate": self.estimate.model_dump(mode="json"), "viability": self._viability()}
+        )
         if self.inference:
             body["throughput"] = {"estimate": True, "rule": THROUGHPUT_RULE, "notes": self._shared_notes()}
         if self._timer is not None:
             body["job"] = self._timer.summary()
         return body
+
+    def _estimate_json(self) -> Raw:
+        found = self.memo.estimate_json
+        if found is None:
+            found = self.memo.estimate_json = Raw(dumps(self.estimate.model_dump(mode="json")))
+            self.memo.keep(len(found))
+        return found
+
+    def _viability_json(self) -> Raw:
+        asked = tuple(self._asked)
+        kept = self.memo.viability_json.get(asked)
+        if kept is None:
+            written = dumps(self._viability())
+            kept = self.memo.viability_json[asked] = zlib.compress(written, VIABILITY_LEVEL)
+            self.memo.keep(len(kept), listed=len(asked))
+            return Raw(written)
+        return Raw(zlib.decompress(kept))
+
+    def _viability(self) -> dict[str, Any]:
+        return {
+            "rule": VIABILITY_RULE,
+            "headroom": self.headroom,
+            "estimate_gpus": self.estimate.gpus,
+            "note": f"The estimate above is for gpus={self.estimate.gpus} (as given; default 1); every "
+            "configuration is re-estimated for its own GPU count"
+            + (" (single_gpu: one GPU of each machine)." if self.single_gpu else "."),
+            "configurations": [self._verdict(c) for c in sorted(self._asked, key=lambda c: (c[1], c[0]))],
+        }
 
     def _shared_notes(self) -> list[str]:
         """Throughput notes that depend on the query alone (a one-GPU reference), said once in the answer;

@@ -33,23 +33,6 @@ class Raw(bytes):
     """A JSON value already written."""
 
 
-class WrittenOnce:
-    """The JSON of values that stay the same objects while they are kept (a judge's memo: its estimate,
-    viability block, each kind of option's fields), written the first time and kept in `store` by the
-    value's id, beside the value itself (so the id cannot be another's while it is kept)."""
-
-    def __init__(self, store: dict[int, tuple[Any, bytes]]) -> None:
-        self.store = store
-
-    def __call__(self, value: Any, write: Callable[[Any], bytes]) -> Raw:
-        found = self.store.get(id(value))
-        if found is not None and found[0] is value:
-            return Raw(found[1])
-        written = write(value)
-        self.store[id(value)] = (value, written)
-        return Raw(written)
-
-
 _CONSTANTS: dict[Any, bytes] = {None: b"null", True: b"true", False: b"false"}
 
 

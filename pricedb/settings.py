@@ -86,10 +86,11 @@ class _EnvironmentWhenItNamesOne(PydanticBaseSettingsSource):
 # compaction (56-64 MB at 50,000 offers), by the warm-up or a history question, lifts the limit while it
 # runs (PriceStore.memory_lifted; what it reads is bounded by GPUPRICE_HISTORY_RECENT_MB),
 # and 96 would leave ~35 MB more of the file's blocks in memory after a day's snapshot built on demand.
-# The reused questions: the benchmark's 768 jobs by model take ~187 KB each, and a new question's median
-# stays a reused one (~2.5 ms CPU in process, not ~4) only while over half of them fit (~72 MB).
-DEFAULT_BOUNDS_MB = {"db_memory_mb": 48, "question_memo_mb": 96, "answer_cache_mb": 40, "offer_pieces_mb": 8}
-DEFAULT_MEMORY_BUDGET_MB = float(sum(DEFAULT_BOUNDS_MB.values()))  # 192
+# The reused questions: the benchmark's 768 jobs by model hold ~16 KB each at 50,000 offers (charged
+# ~24 KB), so all of them fit in ~20 MB, with room for half as many again; a question asked again is
+# then a reused one (~1.2 ms CPU in process, not ~2.5 as a new one: benchmarks/question_memo.py).
+DEFAULT_BOUNDS_MB = {"db_memory_mb": 48, "question_memo_mb": 32, "answer_cache_mb": 40, "offer_pieces_mb": 8}
+DEFAULT_MEMORY_BUDGET_MB = float(sum(DEFAULT_BOUNDS_MB.values()))  # 128
 # How the memory budget is shared among the caches, when a cache's own bound is not given.
 MEMORY_SHARES = {name: bound / DEFAULT_MEMORY_BUDGET_MB for name, bound in DEFAULT_BOUNDS_MB.items()}
 
@@ -227,11 +228,11 @@ class Settings(BaseSettings):
     # and their arrays (~230 MB at 50,000 offers) a server then stays under ~400 MB.
     memory_budget_mb: float = Field(default=DEFAULT_MEMORY_BUDGET_MB, gt=0.0)
     # Answers that must neither freeze the server nor grow its memory (README "API under load").
-    # Memory the cached answers may hold (share: 40 of 192).
+    # Memory the cached answers may hold (share: 40 of 128).
     answer_cache_mb: float = Field(default=DEFAULT_SHARES["answer_cache_mb"], ge=0.0)
     # DuckDB's memory (its buffer pool of the file's blocks, and what queries hold) while serving; 0:
     # DuckDB's default, 80% of RAM. Compaction lifts it while it runs (a 10M-row sort would not fit).
-    # Share: 48 of 192 (DEFAULT_BOUNDS_MB says why).
+    # Share: 48 of 128 (DEFAULT_BOUNDS_MB says why).
     db_memory_mb: int = Field(default=int(DEFAULT_SHARES["db_memory_mb"]), ge=0)
     # Disk the answers about past days built ahead may take (<database>.answers/): the newest days
     # first; older days are built on demand. 0: none kept.
@@ -243,9 +244,9 @@ class Settings(BaseSettings):
     # files (pricedb.history_recent): 44 bytes per observation, ~100 MB past 2M. A longer tail: DuckDB.
     history_recent_mb: float = Field(default=128.0, ge=0.0)
     # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
-    # Questions by model asked again with other hours: ~500 at 50,000 offers in 96 MB (share: 96 of 192).
+    # Questions by model asked again with other hours: ~1,300 at 50,000 offers in 32 MB (share: 32 of 128).
     question_memo_mb: float = Field(default=DEFAULT_SHARES["question_memo_mb"], ge=0.0)
-    # Each shown offer's option JSON, written once (share: 8 of 192).
+    # Each shown offer's option JSON, written once (share: 8 of 128).
     offer_pieces_mb: float = Field(default=DEFAULT_SHARES["offer_pieces_mb"], ge=0.0)
     api_budget_s: float = Field(default=10.0, gt=0.0)  # per heavy request: waiting for a slot + work
     api_max_points: int = Field(default=100_000, ge=1)  # observations one /offers/history answer may hold
