@@ -274,8 +274,14 @@ def store_digest(store: PriceStore, digest: dict[str, Any]) -> None:
 
 
 def load_digest(cur: duckdb.DuckDBPyConnection, day: date) -> dict[str, Any] | None:
+    body = load_digest_body(cur, day)
+    return json.loads(body) if body is not None else None
+
+
+def load_digest_body(cur: duckdb.DuckDBPyConnection, day: date) -> bytes | None:
+    """The stored digest of `day` as stored: `build_digest`'s dict in its order, written compactly."""
     row = cur.execute("SELECT body FROM digests WHERE date = ?", [day]).fetchone()
-    return json.loads(row[0]) if row else None
+    return row[0].encode() if row else None
 
 
 def recent_digests(cur: duckdb.DuckDBPyConnection, count: int) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ served without building anything, and stop being served when a run lands late fo
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from datetime import date, datetime, timedelta
@@ -14,11 +15,11 @@ import api.digests
 import api.state
 from api.answers import day_page, offers_answer
 from api.day_answers import build_day_answers
-from api.digests import digest_answer, digest_payload
+from api.digests import digest_answer, digest_payload, past_digest_body
 from api.query import DigestParams, OffersParams
 from api.state import AppState, dumps
 from pricedb.day_answers import DAY_PAGE, DIGEST, answers_folder, load_day_answer
-from pricedb.digest import build_digest, day_window
+from pricedb.digest import build_digest, day_window, record_delivery, store_digest
 from pricedb.formats.digest_render import to_markdown
 from pricedb.models import Pricing, RunStatus, Unit
 from pricedb.settings import Settings
@@ -233,3 +234,44 @@ def test_past_days_read_each_market_state_once_per_data_change_and_answer_as_bui
                                                    observed_at=late_at)], finished_at=late_at))  # fmt: skip
     plainly_answered(state)
     assert sorted(reads) == sorted(cutoffs)
+
+
+def test_a_stored_or_kept_digest_is_answered_around_its_json_as_the_parsed_digest_would_be(
+    store: PriceStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A past day's digest JSON is its stored or kept JSON with the answer's members written around
+    it, not parsed and written again (megabytes on a day of many changes): the same bytes as the
+    parsed digest with those members set, text needing escapes and a delivery included."""
+    now = utc_naive(NOW)
+    first = now - timedelta(days=DAYS)
+    _runs(store, random.Random("digest bytes"), first, now)
+    odd_sku = '智星云 "A100" \\ 80G'
+    for hours, price in ((30, 1.5), (54, 2.5)):
+        at = first + timedelta(hours=hours)
+        quote = make_quote(provider="vast", region="cn", sku=odd_sku, price=price, observed_at=at)
+        store.record_run(make_run("vast", [quote], finished_at=at, pricings=frozenset(Pricing)))
+    zone = settings.digest_zone
+    over = [first.date() + timedelta(days=k) for k in range(1, DAYS - 1)]  # the first day is not kept
+    stored_day = over[2]
+    store_digest(store, build_digest(store.cursor(), stored_day, zone, now))
+    record_delivery(store, stored_day, "webhook 1", now, None)
+    built = build_day_answers(store, settings, now)
+    assert built > 0
+    state = AppState(store, settings, clock=lambda: now + timedelta(days=2))
+    expected = {day: dumps(digest_payload(state, day)) for day in over}
+    assert odd_sku.encode() not in expected[over[0]] and json.dumps(odd_sku, ensure_ascii=False).encode() in b"".join(
+        expected.values()
+    )
+    with monkeypatch.context() as patched:
+        patched.setattr(api.digests, "digest_payload", _refused)
+        assert {day: past_digest_body(state, day) for day in over} == expected
+
+    # A stored digest written another way (spaces after separators): parsed, as before.
+    cur = store.cursor()
+    spaced = json.dumps(json.loads(cur.execute("SELECT body FROM digests").fetchone()[0]))
+    cur.execute("UPDATE digests SET body = ?", [spaced])
+    assert past_digest_body(state, stored_day) == dumps(digest_payload(state, stored_day))
+
+
+def _refused(*args: object) -> None:
+    raise AssertionError("the digest was parsed and written again")

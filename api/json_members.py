@@ -1,0 +1,52 @@
+"""Changes to an object's JSON made on its bytes, where parsing and writing it again would cost more
+than the answer is worth (a past day's digest listing thousands of changes is megabytes). Each gives
+what assigning to the parsed dict and writing it with `api.state.dumps` gives, or None when `body`
+is not in the shape that makes that so; the caller then parses it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from api.state import dumps
+
+
+def with_new_members(body: bytes, members: Iterable[tuple[str, Any]]) -> bytes | None:
+    """`body` (a non-empty JSON object as `dumps` writes it) with `members` set after its own. The
+    caller knows the object has none of these keys (setting an existing key keeps its place)."""
+    if not (body.startswith(b"{") and body.endswith(b"}")) or len(body) < 3:
+        return None
+    added = b"".join(b"," + dumps(key) + b":" + dumps(value) for key, value in members)
+    return body[:-1] + added + b"}"
+
+
+def member_at(body: bytes, key: str, keys_before: Sequence[str]) -> int | None:
+    """Where the object's own member `key` starts in `body` (at its comma), where `keys_before` are
+    the members ahead of it, in order: they are parsed (a few short members) to prove the match is
+    not text inside a value or a nested object's key, and must be written as `dumps` writes them
+    (the body is taken to be written by it throughout: what gpuprice stores and keeps is). None:
+    not found, or `body` is in another shape."""
+    at = body.find(b"," + dumps(key) + b":")
+    if at < 0:
+        return None
+    ahead_json = body[:at] + b"}"
+    try:
+        ahead = json.loads(ahead_json)
+    except ValueError:
+        return None
+    if not isinstance(ahead, dict) or list(ahead) != list(keys_before) or dumps(ahead) != ahead_json:
+        return None
+    return at
+
+
+def with_member_replaced(body: bytes, key: str, value: str, keys_before: Sequence[str]) -> bytes | None:
+    """`body` with its text member `key` (found by `member_at`) given `value`."""
+    at = member_at(body, key, keys_before)
+    if at is None:
+        return None
+    start = at + len(dumps(key)) + 2
+    end = body.find(b'"', start + 1)
+    if body[start : start + 1] != b'"' or end < 0 or b"\\" in body[start:end]:
+        return None  # not text, or text with an escape (the values replaced here, moments, have none)
+    return body[:start] + dumps(value) + body[end + 1 :]
