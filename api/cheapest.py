@@ -206,8 +206,8 @@ class Judge(Protocol):
 
     def fits(self, offer: Offer) -> bool: ...
 
-    def fits_each(self, configurations: list[tuple[int, float]], offers: list[Offer]) -> list[bool]:
-        """`fits` for each of `offers`, the first offer of each of `configurations` (gpu_count, gpu_memory_gb)."""
+    def fits_each(self, configurations: list[tuple[int, float]]) -> list[bool]:
+        """`fits` for an offer of each of `configurations` (gpu_count, gpu_memory_gb: all a verdict depends on)."""
         ...
 
     @property

@@ -201,10 +201,9 @@ class EstimateJudge:
             viable = self._asked[configuration] = plan.fits(gpu_memory_gb, self.headroom)
         return viable
 
-    def fits_each(self, configurations: list[Configuration], offers: list[Offer]) -> list[bool]:
-        """`fits` for each of `offers`, one of each of `configurations` ((gpu_count, gpu_memory_gb),
-        all a verdict depends on), and recorded as `fits` records them; the whole list judged once
-        while the memo lasts."""
+    def fits_each(self, configurations: list[Configuration]) -> list[bool]:
+        """`fits` for an offer of each of `configurations` ((gpu_count, gpu_memory_gb), all a verdict
+        depends on), recorded as `fits` records them; the whole list judged once while the memo lasts."""
         key = tuple(configurations)
         found = self.memo.verdicts.get(key)
         if found is None:

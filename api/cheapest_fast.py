@@ -534,7 +534,7 @@ def _unfiltered(
     if found is None:
         found = columns._unfiltered[flags] = Unfiltered.build(columns, chosen)
     groups = columns.configurations
-    verdict = np.array(judge.fits_each(groups.keys, [columns.offers[row] for row in groups.first]), dtype=bool)
+    verdict = np.array(judge.fits_each(groups.keys), dtype=bool)
     for reason, count in zip(EXCLUDED, found.excluded[verdict].sum(axis=0).tolist(), strict=True):
         excluded[reason] = count
     assert query.hours is not None

@@ -57,7 +57,7 @@ def test_judges_sharing_a_memo_say_what_a_judge_alone_says(question: dict[str, s
     shared = JudgeMemo()
     for _ in range(3):
         reading = judge(shared, written=True)
-        assert reading.fits_each(configurations, offers) == expected
+        assert reading.fits_each(configurations) == expected
         written = reading.summary()
         assert written["estimate"] == dumps(summary["estimate"])
         assert written["viability"] == dumps(summary["viability"])
