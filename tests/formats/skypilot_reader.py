@@ -108,7 +108,9 @@ def answer_in_child(catalogs: str, catalog_dir: str, calls_path: str) -> list[di
 
 
 def main(jobs: list[tuple[str, str]]) -> None:
-    scratch = tempfile.mkdtemp(prefix="gpuprice-sky-")
+    # Not "gpuprice-…": that is a run's scratch folder, and a gpuprice another test starts sweeps one
+    # it finds abandoned (pricedb.files.sweep_workdirs), which any looks in the year-ahead run.
+    scratch = tempfile.mkdtemp(prefix="skypilot-readback-")
     os.environ["SKY_RUNTIME_DIR"] = os.environ["HOME"] = scratch
     import sky.clouds  # noqa: F401  after the environment: the catalog folder is fixed on import
 
