@@ -250,9 +250,10 @@ def _held_with_files(state: AppState) -> _Held | None:
     return None if held is None or held.files is None or held.version != state.store.version else held
 
 
-# The buffer the answers written at once take their records and rows from (pricedb.scratch): 6,000
-# records (216 KB) and their rows (~140 bytes a point, up to ~250 with a currency and unit each) fit.
-_scratch = Scratch(2 * 1024 * 1024)
+# The buffer the answers written at once take their records, rows and gathered body from
+# (pricedb.scratch): 6,000 records (216 KB), their rows and the body they make (~140 bytes a point,
+# ~190 with a currency and unit each, twice) fit.
+_scratch = Scratch(3 * 1024 * 1024)
 
 
 def history_answer_at_once(state: AppState, params: HistoryParams, accept_encoding: str) -> EncodedJson | None:
@@ -273,7 +274,7 @@ def history_answer_at_once(state: AppState, params: HistoryParams, accept_encodi
             found = history_from_files(query, held.layout, held.files, held.recent, at_once=AT_ONCE_POINTS, room=room)
         except TooManyPoints as exc:
             raise _too_broad(query, exc) from None
-        return None if found is None else encoded_json(_body(query, found), accept_encoding)
+        return None if found is None else encoded_json(_body(query, found), accept_encoding, room)
 
 
 HISTORY_PATH = "/offers/history"

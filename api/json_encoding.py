@@ -14,16 +14,19 @@ again, where an answer is compressed for one client."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import brotli
+import numpy as np
 import zstandard
 from isal import igzip
 
 from api.accept_encoding import preferred
+from pricedb.scratch import Room
 
 Pieces = Sequence[bytes | memoryview]  # an answer's bytes in order (a whole answer: one bytes)
+Buffer = bytes | memoryview
 
 COMPRESS_FROM_BYTES = 8192  # smaller answers go as they are: a few kernel copies cost less than a header
 ZSTD_LEVEL = 1  # 685 KB of history: 25 KB in ~0.5 ms; level 3 writes 26 KB in ~1 ms
@@ -35,51 +38,27 @@ _zstd_held = zstandard.ZstdCompressor(level=ZSTD_LEVEL)  # its context (1.4 MB) 
 _zstd_lock = threading.Lock()  # a compressor must not be used by two threads at once
 
 
-def _zstd(parts: Pieces) -> bytes:
-    """One zstd frame fed the answer a stretch at a time (`_stretches`: no joined copy of the whole
-    answer, api.points_json's BLOCK_BYTES tells why that counts); by the kept compressor, or a new
-    one while another thread uses it (a compressor's context is ~70 pages to fault in)."""
+def _zstd(body: Buffer) -> bytes:
+    """One zstd frame; by the kept compressor, or a new one while another thread uses it (a
+    compressor's context is ~70 pages to fault in)."""
     held = _zstd_lock.acquire(blocking=False)
     try:
-        writer = (_zstd_held if held else zstandard.ZstdCompressor(level=ZSTD_LEVEL)).compressobj()
-        return b"".join([*(writer.compress(stretch) for stretch in _stretches(parts)), writer.flush()])
+        return (_zstd_held if held else zstandard.ZstdCompressor(level=ZSTD_LEVEL)).compress(body)
     finally:
         if held:
             _zstd_lock.release()
 
 
-STRETCH_BYTES = 64 * 1024  # under glibc's mapping threshold (128 KB, api.process_memory) with room to spare
+def _brotli(body: Buffer) -> bytes:
+    return brotli.compress(bytes(body), mode=brotli.MODE_TEXT, quality=BROTLI_QUALITY)
 
 
-def _stretches(parts: Pieces) -> Iterator[bytes | memoryview]:
-    """The pieces joined into stretches of at most STRETCH_BYTES (a bigger piece goes alone): an answer
-    comes in hundreds of pieces where its points' widths change, and the compressor is slow to take
-    many small ones (~8 µs each: 2 ms for 235 pieces, four times the whole answer's compression)."""
-    held: list[bytes | memoryview] = []
-    size = 0
-    for part in parts:
-        if size + len(part) > STRETCH_BYTES and held:
-            yield b"".join(held)
-            held, size = [], 0
-        if len(part) >= STRETCH_BYTES:
-            yield part
-        else:
-            held.append(part)
-            size += len(part)
-    if held:
-        yield b"".join(held)
-
-
-def _brotli(parts: Pieces) -> bytes:
-    return brotli.compress(b"".join(parts), mode=brotli.MODE_TEXT, quality=BROTLI_QUALITY)
-
-
-def _gzip(parts: Pieces) -> bytes:
-    return igzip.compress(b"".join(parts), GZIP_LEVEL, mtime=0)
+def _gzip(body: Buffer) -> bytes:
+    return igzip.compress(body, GZIP_LEVEL, mtime=0)
 
 
 # In the order preferred when the client weighs them the same: the smallest first.
-CODINGS: dict[str, Callable[[Pieces], bytes]] = {"zstd": _zstd, "br": _brotli, "gzip": _gzip}
+CODINGS: dict[str, Callable[[Buffer], bytes]] = {"zstd": _zstd, "br": _brotli, "gzip": _gzip}
 
 
 @dataclass(frozen=True)
@@ -107,15 +86,30 @@ class EncodedJson:
         ]
 
 
-def encoded_json(parts: Pieces, accept_encoding: str) -> EncodedJson:
+def encoded_json(parts: Pieces, accept_encoding: str, room: Room | None = None) -> EncodedJson:
     """The JSON whose bytes are `parts` (bytes, or memoryviews of bytes) as the client that sent
-    `accept_encoding` takes it best."""
-    if sum(len(part) for part in parts) < COMPRESS_FROM_BYTES:
+    `accept_encoding` takes it best. Compressed from one buffer (the compressors are slow to take
+    hundreds of small pieces: ~8 µs each), gathered in `room` where it fits (pricedb.scratch), so an
+    answer that goes compressed is never joined into a fresh mapping."""
+    size = sum(map(len, parts))
+    if size < COMPRESS_FROM_BYTES:
         return EncodedJson(b"".join(parts))
     coding = preferred(accept_encoding, CODINGS)
     if coding is None:
         return EncodedJson(b"".join(parts), varies=True)
-    return EncodedJson(CODINGS[coding](parts), coding, varies=True)
+    gathered = None if room is None else room.take(size)
+    return EncodedJson(CODINGS[coding](b"".join(parts) if gathered is None else _gather(parts, gathered)), coding, True)
+
+
+def _gather(parts: Pieces, into: np.ndarray) -> memoryview:
+    """The pieces copied one after another into `into` (exactly their size)."""
+    whole = memoryview(into)
+    at = 0
+    for part in parts:
+        end = at + len(part)
+        whole[at:end] = part
+        at = end
+    return whole
 
 
 def accept_encoding_of(headers: list[tuple[bytes, bytes]]) -> str:

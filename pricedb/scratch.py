@@ -25,11 +25,12 @@ class Room:
 
     def __init__(self, buffer: np.ndarray) -> None:
         self._buffer = buffer
+        self._address = buffer.ctypes.data
         self._used = 0
 
     def take(self, nbytes: int) -> np.ndarray | None:
         """`nbytes` of the buffer as a uint8 array (not cleared), or None when they do not fit."""
-        start = -(-self._used // ALIGN) * ALIGN
+        start = -(-(self._address + self._used) // ALIGN) * ALIGN - self._address
         if start + nbytes > len(self._buffer):
             return None
         self._used = start + nbytes

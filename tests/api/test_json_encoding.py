@@ -15,6 +15,7 @@ from starlette.responses import Response
 
 from api import json_encoding
 from api.json_encoding import COMPRESS_FROM_BYTES, EncodedJson, accept_encoding_of, encoded_json
+from pricedb.scratch import Scratch
 
 ANSWER = b'{"points":[' + b",".join(b'{"observed_at":"2026-01-%02dT00:00:00Z","price":%d}' % (d % 28 + 1, d)
                                     for d in range(2_000)) + b"]}"  # fmt: skip
@@ -44,9 +45,15 @@ def _pieces(body: bytes) -> list[bytes | memoryview]:
         ("", None),
     ],
 )
-def test_a_big_answer_goes_as_the_client_takes_it(accept_encoding: str, coding: str | None) -> None:
+@pytest.mark.parametrize("room_bytes", [None, 100, 2 * len(ANSWER)])  # none, too small, room to gather it
+def test_a_big_answer_goes_as_the_client_takes_it(
+    accept_encoding: str, coding: str | None, room_bytes: int | None
+) -> None:
     assert len(ANSWER) >= COMPRESS_FROM_BYTES
-    encoded = encoded_json(_pieces(ANSWER), accept_encoding)
+    with Scratch(room_bytes or 1).held() as room:
+        if room is not None:
+            room.take(7)  # the answer's own arrays come first
+        encoded = encoded_json(_pieces(ANSWER), accept_encoding, None if room_bytes is None else room)
     assert encoded.encoding == coding and encoded.varies
     if coding is None:
         assert encoded.body == ANSWER and encoded.headers == {"vary": "Accept-Encoding"}
