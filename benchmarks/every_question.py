@@ -539,7 +539,7 @@ def history_on(server: Server, built_at: datetime, repeat: int, scale: str) -> N
     print(f"\nhistory over HTTP at {scale}, median of {repeat} new questions each, {OFFER_QUESTIONS} for one offer's "
           f"history (trivial endpoint: {trivial:.2f} ms)")  # fmt: skip
     offer.report(f"one offer's six months ({points} points, {scale})")
-    plain.report(f"  (the same asked without compression, {PLAIN_WHY} ({scale}))", limit=None)
+    plain.report(f"  the same asked without compression ({PLAIN_WHY}; {points} points, {scale})", limit=None)
     report(f"a day's snapshot /offers?date= ({scale}) ≤ 20 ms", snapshot_ms, "ms", f"trivial {trivial:.2f} ms",
            snapshot_ms / trivial, snapshot_ms <= 20)  # fmt: skip
     report(f"  (the same days sorted by cny_per_hour: not kept, built on demand ({scale}))", built_ms, "ms",
@@ -612,7 +612,7 @@ def history_since_compaction(db: Path, built_at: datetime, repeat: int, scale: s
     report(f"  (the first question after the runs landed and the warm-up ({warm_s:.1f} s) read them ({scale}))",
            first_ms, "ms", f"trivial {trivial:.2f} ms", first_ms / trivial, None)  # fmt: skip
     offer.report(f"one offer's six months with a day of runs since the compaction ({points} points, {scale})")
-    plain.report(f"  (the same asked without compression, {PLAIN_WHY} ({scale}))", limit=None)
+    plain.report(f"  the same asked without compression ({PLAIN_WHY}; {points} points, {scale})", limit=None)
     report(f"  (memory, the day's runs held ({scale}))", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, None)
 
 
@@ -635,7 +635,7 @@ class Interleaved(NamedTuple):
         met = None if limit is None else self.ms <= limit
         report(f"{target}{'' if limit is None else f' ≤ {limit:g} ms'}", self.ms, "ms",
                f"trivial {self.trivial_ms:.2f} ms, interleaved", self.ratio, met)  # fmt: skip
-        report(f"  (the same: the server's CPU per answer, {target})", self.cpu_ms, "ms CPU",
+        report(f"  (the same: the server's CPU per answer, {target.strip()})", self.cpu_ms, "ms CPU",
                f"trivial {self.trivial_cpu_ms:.2f} ms CPU", self.cpu_ms / self.trivial_cpu_ms, None)  # fmt: skip
 
 
