@@ -12,7 +12,8 @@ GET, as api.head routes it) and the request timed in `/metrics` under the same l
 Anything else — a question memory cannot answer, another path or method, parameters the model
 refuses, an error while answering — goes through the app as before (the answer cache then does not
 look again), so every other answer, refusal and error is the app's own. tests/api/test_front.py and
-tests/api/test_history_files.py compare the two, byte for byte."""
+tests/api/test_history_files.py compare the two, byte for byte. A history answer goes compressed
+as the route sends it to that client (api.json_encoding)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from api.answer_cache import CACHED_PATHS, EMPTY_BODY, LOOKED, from_memory, send_answer
 from api.history import HISTORY_PATH, history_in_front
+from api.json_encoding import EncodedJson
 
 READS = ("GET", "HEAD")
 
@@ -49,12 +51,12 @@ class GpupriceAPI(FastAPI):
             elif state is not None and path == HISTORY_PATH:
                 started = time.perf_counter()
                 try:
-                    body = history_in_front(state, scope)
+                    encoded = history_in_front(state, scope)
                 except Exception:  # the route answers, its own way (a 422 for a question too broad)
-                    body = None
-                if body is not None:
+                    encoded = None
+                if encoded is not None:
                     try:
-                        await send_json(send, body, with_body=scope["method"] == "GET")
+                        await send_json(send, encoded, with_body=scope["method"] == "GET")
                     finally:
                         self._timed(path, started)
                     return
@@ -65,8 +67,7 @@ class GpupriceAPI(FastAPI):
         self.state.request_latency.labels(path, "GET", "200").observe(time.perf_counter() - started)
 
 
-async def send_json(send: Send, body: bytes, with_body: bool) -> None:
-    """A route's `json_response(body)` as Starlette sends it: its two headers, in its order."""
-    headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body} if with_body else EMPTY_BODY)
+async def send_json(send: Send, encoded: EncodedJson, with_body: bool) -> None:
+    """A route's `encoded_json_response(encoded)` as Starlette sends it: its headers, in its order."""
+    await send({"type": "http.response.start", "status": 200, "headers": encoded.raw_headers()})
+    await send({"type": "http.response.body", "body": encoded.body} if with_body else EMPTY_BODY)

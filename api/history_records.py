@@ -18,6 +18,7 @@ from pricedb.history_files import PointFiles, window_records
 from pricedb.history_layout import Layout
 from pricedb.history_recent import RecentPoints
 from pricedb.offer_filter import SPOT
+from pricedb.scratch import Room
 
 
 def history_from_files(
@@ -26,12 +27,14 @@ def history_from_files(
     files: PointFiles | None,
     recent: RecentPoints | None = None,
     at_once: int | None = None,
+    room: Room | None = None,
 ) -> History | None:
     """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None. The
     observations since the compaction come from `recent` (read at the layout's data version); without
     it, only a layout with none answers. With `at_once`, only an answer read from at most that many
     records, all in memory or the page cache (None otherwise): one that costs no more than a small
-    answer's CPU and never waits for the disk."""
+    answer's CPU and never waits for the disk. Its arrays go into `room` where they fit (pricedb.scratch:
+    the answer's pieces are then views of it, to be joined or compressed while it is held)."""
     offers = query.offers
     if files is None or files.compacted_upto != layout.compacted_upto:
         return None
@@ -54,7 +57,7 @@ def history_from_files(
         tail = sum(recent.count(s) for s in slots) if recent is not None else 0
         if sum(files.count(n) for n in numbers) + tail > at_once:
             return None
-    laid_out = window_records(files, query, numbers, nowait=at_once is not None)
+    laid_out = window_records(files, query, numbers, nowait=at_once is not None, room=room)
     if laid_out is None:
         return None
     by_key = {layout.key_of(n): records for n, records in laid_out}
@@ -67,7 +70,7 @@ def history_from_files(
             if earlier is None:
                 by_key[key] = records
             elif earlier["at"][-1] <= records["at"][0]:  # the usual case: all observed after the compaction's
-                by_key[key] = np.concatenate([earlier, records])
+                by_key[key] = _joined(earlier, records, room)
             else:  # every recent id is above every compacted one: by time, then (stable) part
                 both = np.concatenate([earlier, records])
                 by_key[key] = both[np.argsort(both["at"], kind="stable")]
@@ -78,15 +81,25 @@ def history_from_files(
         raise TooManyPoints(points, len(page), query.max_points)
     written = []
     for key, records in page:
-        series = _series(key, codes, records)
+        series = _series(key, codes, records, room)
         if series is None:  # a moment beyond datetime's years: left to the reference
             return None
         written.append(series)
     return History(written, len(found), points)
 
 
-def _series(key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray) -> Series | None:
+def _joined(earlier: np.ndarray, later: np.ndarray, room: Room | None) -> np.ndarray:
+    """The two runs of records one after the other, in `room` where they fit."""
+    taken = None if room is None else room.take((len(earlier) + len(later)) * earlier.itemsize)
+    if taken is None:
+        return np.concatenate([earlier, later])
+    return np.concatenate([earlier, later], out=taken.view(earlier.dtype))
+
+
+def _series(
+    key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray, room: Room | None
+) -> Series | None:
     model, memory, gpus, currency, unit, _ = codes[int(records["code"][0])]
     series = Series(*key, model, memory, gpus, currency, unit)
-    series.points_json = points_json(records, end_texts(codes, currency, unit))
+    series.points_json = points_json(records, end_texts(codes, currency, unit), room)
     return None if series.points_json is None else series

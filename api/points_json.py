@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from api.state import dumps
+from pricedb.scratch import Room
 
 _OPEN = b'{"observed_at":"'
 _CLOSE_MOMENT = b'Z","price":'
@@ -32,11 +33,14 @@ _US_PER_DAY = 86_400_000_000
 _FIRST_US, _LAST_US = -62_135_596_800_000_000, 253_402_300_799_999_999  # 0001-01-01, the end of 9999 (datetime's)
 
 
-def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memoryview] | list[bytes] | None:
+def points_json(
+    records: np.ndarray, end_of: Callable[[int], str], room: Room | None = None
+) -> list[memoryview] | list[bytes] | None:
     """These records' points' JSON, in order and comma-separated (the array's inside: the caller
     adds the brackets), as pieces of a few buffers for the caller to join into the answer (one copy);
     `end_of(code)` is the text closing a point of that code (`}`, or its currency and unit then `}`).
-    None for a moment Python's datetime cannot hold (the reference could not write it either).
+    None for a moment Python's datetime cannot hold (the reference could not write it either). The
+    rows are written into `room` where they fit (pricedb.scratch), the pieces then being views of it.
 
     Points of one width are rows of one array; a stretch of consecutive points of one width is one
     piece of it. A series whose width changes at more than one point in 16 is written as rows padded
@@ -59,7 +63,7 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
     point_widths = widths[inverse]
     cuts = np.flatnonzero(point_widths[1:] != point_widths[:-1]) + 1
     if len(cuts) > n // 16:  # each point's bytes, its padding dropped (a fixed-width bytes array drops trailing NULs)
-        texts = _rows(table, inverse, moments, widest).view(f"S{widest}").reshape(-1).tolist()
+        texts = _rows(table, inverse, moments, widest, room).view(f"S{widest}").reshape(-1).tolist()
         texts[-1] = texts[-1][:-1]  # without the last comma
         return texts
     starts = np.concatenate(([0], cuts))
@@ -67,11 +71,11 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
     rank = np.arange(n)  # each point's row in its width's array
     for width in np.unique(point_widths[starts]).tolist():
         if len(cuts) == 0:
-            rows = _rows(table[:, :width], inverse, moments, width)
+            rows = _rows(table[:, :width], inverse, moments, width, room)
         else:
             chosen = np.flatnonzero(point_widths == width)
             rank[chosen] = np.arange(len(chosen))
-            rows = _rows(table[:, :width], inverse[chosen], tuple(m[chosen] for m in moments), width)
+            rows = _rows(table[:, :width], inverse[chosen], tuple(m[chosen] for m in moments), width, room)
         flats[width] = memoryview(rows.reshape(-1))
     pieces = []
     for first, last, width, row in zip(
@@ -82,9 +86,17 @@ def points_json(records: np.ndarray, end_of: Callable[[int], str]) -> list[memor
     return pieces
 
 
-def _rows(table: np.ndarray, inverse: np.ndarray, moments: tuple[np.ndarray, ...], width: int) -> np.ndarray:
-    """Each point's row: its tail's row of `table` (`width` wide) with its moment written in."""
-    rows = np.ascontiguousarray(table[inverse])
+def _rows(
+    table: np.ndarray, inverse: np.ndarray, moments: tuple[np.ndarray, ...], width: int, room: Room | None
+) -> np.ndarray:
+    """Each point's row: its tail's row of `table` (`width` wide) with its moment written in; in
+    `room` where it fits."""
+    taken = None if room is None else room.take(len(inverse) * width)
+    if taken is None:
+        rows = np.ascontiguousarray(table[inverse])
+    else:
+        rows = taken.reshape(len(inverse), width)
+        np.take(table, inverse, axis=0, out=rows, mode="clip")  # "clip": written in place (no index is out of range)
     fields = rows.view(_moment_fields(width)).reshape(-1)
     fields["ymd"], fields["dd"], fields["hms"] = moments
     return rows

@@ -40,6 +40,7 @@ from pricedb.offer_filter import SOLD_OUT
 if TYPE_CHECKING:
     from pricedb.history import HistoryQuery
     from pricedb.history_recent import RecentPoints
+    from pricedb.scratch import Room
 
 RECORD = np.dtype([("at", "<i8"), ("price", "<f8"), ("per_hour", "<f8"), ("per_gb", "<f8"), ("code", "<i4")])
 FORMAT = 1  # the manifest's `format`: a reader refuses any other
@@ -193,13 +194,16 @@ class PointFiles:
             return 0
         return int(self.index[number + 1, 0] - self.index[number, 0])
 
-    def records(self, number: int, nowait: bool = False) -> np.ndarray | None:
-        """Series `number`'s records in order, or None when they cannot be read whole and intact; with
-        `nowait`, also None unless they are in the page cache (read without waiting for the disk)."""
+    def records(self, number: int, nowait: bool = False, room: Room | None = None) -> np.ndarray | None:
+        """Series `number`'s records in order (read into `room` where they fit), or None when they
+        cannot be read whole and intact; with `nowait`, also None unless they are in the page cache
+        (read without waiting for the disk)."""
         if not 0 < number < len(self.index) - 1:
             return None
         first, last = int(self.index[number, 0]), int(self.index[number + 1, 0])
-        data = bytearray((last - first) * RECORD.itemsize)
+        size = (last - first) * RECORD.itemsize
+        taken = None if room is None else room.take(size)
+        data = bytearray(size) if taken is None else taken
         try:
             if nowait:
                 if NOWAIT is None:
@@ -222,12 +226,17 @@ _MICROSECOND = timedelta(microseconds=1)
 
 
 def window_records(
-    files: PointFiles | RecentPoints, query: HistoryQuery, numbers: list[int], nowait: bool = False
+    files: PointFiles | RecentPoints,
+    query: HistoryQuery,
+    numbers: list[int],
+    nowait: bool = False,
+    room: Room | None = None,
 ) -> list[tuple[int, np.ndarray]] | None:
     """For each of these series (in order), its records inside the question's window that its point
     filters keep (`pricedb.offer_filter.sql_where`'s rules over gpu_model and availability; the key's
     rules chose `numbers`), series left with none left out; None when a series cannot be read (with
-    `nowait`: read at once, from the page cache)."""
+    `nowait`: read at once, from the page cache). Records read from the files go into `room` where
+    they fit (pricedb.scratch)."""
     since = (query.since - _EPOCH) // _MICROSECOND
     until = (query.until - _EPOCH) // _MICROSECOND
     offers = query.offers
@@ -239,7 +248,7 @@ def window_records(
         ], dtype=bool)  # fmt: skip
     found = []
     for number in numbers:
-        records = files.records(number, nowait)
+        records = files.records(number, nowait, room)
         if records is None:
             return None
         at = records["at"]

@@ -19,6 +19,7 @@ import duckdb
 import numpy as np
 
 from pricedb.history_files import CODE_COLUMNS, RECORD
+from pricedb.scratch import Room
 
 KEY_BYTES = 400  # what one offer's key costs held (its tuple, four strings, its dict entry), charged
 ROW_BYTES = RECORD.itemsize + 8  # a record and its share of the order while reading (charged per id)
@@ -56,8 +57,9 @@ class RecentPoints:
     def count(self, slot: int) -> int:
         return int(self.starts[slot + 1] - self.starts[slot])
 
-    def records(self, slot: int, nowait: bool = False) -> np.ndarray:
-        """Slot `slot`'s records in order (read like PointFiles.records: already in memory)."""
+    def records(self, slot: int, nowait: bool = False, room: Room | None = None) -> np.ndarray:
+        """Slot `slot`'s records in order (read like PointFiles.records: already in memory, a view of
+        them, so `room` is not needed)."""
         return self.held[int(self.starts[slot]) : int(self.starts[slot + 1])]
 
 

@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from api.json_encoding import EncodedJson
 from api.state import AppState
 
 T = TypeVar("T")
@@ -23,6 +24,11 @@ State = Annotated[AppState, Depends(get_state)]
 
 def json_response(body: bytes) -> Response:
     return Response(content=body, media_type="application/json")
+
+
+def encoded_json_response(encoded: EncodedJson) -> Response:
+    """A JSON answer compressed for its client (api.json_encoding)."""
+    return Response(content=encoded.body, media_type="application/json", headers=encoded.headers)
 
 
 async def off_the_loop(state: AppState, work: Callable[[], T], heavy: bool) -> T:

@@ -7,8 +7,9 @@ from fastapi.responses import Response
 
 from api.answers import offers_answer
 from api.history import TRIED_AT_ONCE, history_answer, history_answer_at_once
+from api.json_encoding import accept_encoding_of, encoded_json
 from api.query import HistoryParams, OffersParams
-from api.routes.deps import State, json_response, off_the_loop
+from api.routes.deps import State, encoded_json_response, json_response, off_the_loop
 from api.routes.responses import errors
 
 router = APIRouter(tags=["offers"])
@@ -32,8 +33,12 @@ async def offers_history(request: Request, params: Annotated[HistoryParams, Quer
     `/offers` plus `sku`; `since`/`until` are ISO dates or date-times (UTC unless an offset is
     given; a bare `until` date includes that whole day; default: the last 30 days). Series are
     paged with `limit`/`offset`."""
+    accept_encoding = accept_encoding_of(request.scope["headers"])
     tried = TRIED_AT_ONCE in request.scope  # by api.front, which answers what is at hand itself
-    body = None if tried else history_answer_at_once(state, params)  # from the history files, when small and cached
-    if body is None:
-        body = await off_the_loop(state, lambda: history_answer(state, params), heavy=True)
-    return json_response(body)
+    at_once = None if tried else history_answer_at_once(state, params, accept_encoding)  # small, cached records
+    if at_once is not None:
+        return encoded_json_response(at_once)
+    encoded = await off_the_loop(
+        state, lambda: encoded_json([history_answer(state, params)], accept_encoding), heavy=True
+    )
+    return encoded_json_response(encoded)

@@ -38,6 +38,7 @@ from isal import igzip
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from zlib_ng import gzip_ng
 
+from api.accept_encoding import preferred
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
 from api.web.offer_id import offer_id
@@ -299,37 +300,12 @@ class Rendered:
         return self.encoded_as("gzip")
 
 
-def _weights(accept_encoding: str) -> dict[str, float]:
-    """Each coding the header names, with its q-value (RFC 9110 §12.5.3; a bad q counts as 0)."""
-    found: dict[str, float] = {}
-    for part in accept_encoding.split(","):
-        name, *params = (item.strip() for item in part.split(";"))
-        if not name:
-            continue
-        weight = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    weight = float(value.strip())
-                except ValueError:
-                    weight = 0.0
-        found[name.lower()] = weight
-    return found
-
-
 def chosen_encoding(request: Request, size: int) -> str | None:
     """The encoding a page of `size` bytes goes in: the one the client weighs highest among those
     gpuprice writes (zstd, then br, then gzip when equal; `*` stands for any not named), None for none."""
     if size <= SMALLEST_COMPRESSED:
         return None
-    weights = _weights(request.headers.get("accept-encoding", ""))
-    best, best_weight = None, 0.0
-    for name in COMPRESSORS:
-        weight = weights.get(name, weights.get("*", 0.0))
-        if weight > best_weight:
-            best, best_weight = name, weight
-    return best
+    return preferred(request.headers.get("accept-encoding", ""), COMPRESSORS)
 
 
 def page_response(

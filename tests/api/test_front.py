@@ -45,12 +45,12 @@ def holding(app: FastAPI, current: CurrentOffers) -> None:
     state._current, state._version = current, state.store.version
 
 
-async def call(enter: Any, method: str, target: str) -> Response:
+async def call(enter: Any, method: str, target: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Response:
     path, _, query = target.partition("?")
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
         "path": path, "raw_path": path.encode(), "root_path": "", "query_string": query.encode("latin-1"),
-        "headers": [(b"host", b"testserver"), (b"accept", b"*/*")], "client": ("127.0.0.1", 50000),
+        "headers": [(b"host", b"testserver"), (b"accept", b"*/*"), *headers], "client": ("127.0.0.1", 50000),
         "server": ("testserver", 80),
     }  # fmt: skip
     sent: list[dict[str, Any]] = []

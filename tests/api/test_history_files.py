@@ -460,10 +460,10 @@ def test_the_front_answers_history_as_the_app_does(
     runs_since: bool,
 ) -> None:  # fmt: skip
     """api.front answers a named offer's history before routing when it is at hand: the whole response
-    (status, every header, body; HEAD too) and the request timings in `/metrics` are those of the same
-    app entered below the front, on valid, odd and refused questions, and on questions too broad for
-    GPUPRICE_API_MAX_POINTS (the route's 422), and on answers too long to write at once (the route's,
-    written off the loop)."""
+    (status, every header, body; HEAD too; compressed as each Accept-Encoding asks, api.json_encoding)
+    and the request timings in `/metrics` are those of the same app entered below the front, on valid,
+    odd and refused questions, and on questions too broad for GPUPRICE_API_MAX_POINTS (the route's
+    422), and on answers too long to write at once (the route's, written off the loop)."""
     from fastapi import FastAPI
 
     from api import front as api_front
@@ -476,6 +476,10 @@ def test_the_front_answers_history_as_the_app_does(
         _runs_since(state.store, random.Random(3), moments, [*OFFERS[:-1], NEW_OFFER])
     fronted = counting(monkeypatch, api_front, "history_in_front")
     monkeypatch.setattr(api_history, "AT_ONCE_POINTS", api_history.AT_ONCE_POINTS)  # set per request below
+    monkeypatch.setattr("api.json_encoding.COMPRESS_FROM_BYTES", 260)  # this data's answers: some over, some under
+    encodings = [(), ((b"accept-encoding", b"gzip, deflate, br, zstd"),), ((b"Accept-Encoding", b"gzip;q=0.5, br"),),
+                 ((b"accept-encoding", b"identity"),)]  # fmt: skip
+    compressed: list[bool] = []
     rng = random.Random(14 + runs_since)
     limited = settings.model_copy(update={"api_max_points": 12})
     front, below = (create_app(limited, store=state.store, schedule=False) for _ in range(2))
@@ -492,13 +496,16 @@ def test_the_front_answers_history_as_the_app_does(
                 target = _mangled(rng, url) if rng.random() < 0.4 else url
                 method = "HEAD" if rng.random() < 0.15 else "GET"
                 api_history.AT_ONCE_POINTS = 0 if rng.random() < 0.2 else 6_000  # 0: off the loop, after the front
-                answered = await call(front, method, target)
-                assert answered == await call(lambda *a: FastAPI.__call__(below, *a), method, target), target
+                headers = rng.choice(encodings)
+                answered = await call(front, method, target, headers)
+                assert answered == await call(lambda *a: FastAPI.__call__(below, *a), method, target, headers), target
                 statuses.append(answered[0])
+                compressed.append(any(name == b"content-encoding" for name, _ in answered[1]))
             return statuses.count(200), statuses.count(422)
 
     ok, refused = asyncio.run(run())
     assert sum(fronted) > 20 and ok > sum(fronted) and refused > 10  # each kind of answer was compared
+    assert sum(compressed) > 5
     timed = [requests_timed(app) for app in (front, below)]
     assert timed[0] == timed[1] and len(timed[0]) >= 2
 
