@@ -19,6 +19,7 @@ from api.state import AppState, dumps
 from api.web import market as market_view
 from api.web import pages
 from api.web.html import Page, Rendered, assets, chosen_encoding, page_response
+from api.web.offer_id import link_ids
 from api.web.pages import Built
 from api.web.params import problem_of
 from pricedb.version import VERSION
@@ -74,6 +75,7 @@ async def serve(
     page = Page.of(request, offline=state.settings.offline)
 
     def work() -> Built:
+        page.links = link_ids(state)  # read here, off the event loop: once per set of current offers
         try:
             built = state.cached_value(page.cache_key, lambda _: build(page)) if cache else build(page)
         except ApiError as exc:

@@ -40,7 +40,7 @@ from zlib_ng import gzip_ng
 
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
-from api.web.offer_id import offer_id
+from api.web.offer_id import SHORT_IDS, LinkIds
 from api.web.table import moment, number, plain
 from pricedb.version import VERSION
 
@@ -94,7 +94,7 @@ class Asset:
     etag: str
 
 
-@cache
+@cache  # no arguments: the package's static files, read once
 def assets() -> dict[str, Asset]:
     found = {}
     for path in sorted((HERE / "static").iterdir()):
@@ -108,7 +108,7 @@ def static_url(name: str) -> str:
     return f"/static/{name}?v={assets()[name].etag}"
 
 
-@cache
+@cache  # no arguments: one template environment
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -123,7 +123,7 @@ def environment() -> Environment:
     return env
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192)  # bounded by the data: called with column keys only (a few dozen)
 def quoted(value: str) -> str:
     """A query value as query_string writes it (commas kept)."""
     return quote_plus(value, safe=",")
@@ -144,6 +144,7 @@ class Page:
     lang: str
     lang_given: bool  # the URL named the language, so links keep naming it
     offline: bool = False
+    links: LinkIds = SHORT_IDS  # the id each offer is linked by (the state's: api.web.offer_id.link_ids)
     words: Words = field(init=False)
 
     def __post_init__(self) -> None:
@@ -175,10 +176,11 @@ class Page:
             pairs.append(("lang", self.lang))
         return path + query_string(pairs)
 
-    def offer_link(self, row: Mapping[str, Any]) -> str:
+    def offer_link(self, row: Mapping[str, Any], links: LinkIds | None = None) -> str:
         """The offer page of an answer's row (an offer, an option, a digest's line), by the offer's
-        short id (api.web.offer_id); quick, as the market page makes thousands."""
-        link = f"/offer?id={offer_id(row['provider'], row['region'], row['sku'], row['pricing'])}"
+        id (`links`, else the page's: api.web.offer_id); quick, as the market page makes thousands."""
+        link_id = self.links if links is None else links
+        link = f"/offer?id={link_id(row['provider'], row['region'], row['sku'], row['pricing'])}"
         return link + (f"&lang={self.lang}" if self.lang_given else "")
 
     def here(self, **changes: Any) -> str:
