@@ -8,6 +8,7 @@ clients, as it always did; `/index.json` and `/?format=json` are the index whate
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -73,9 +74,9 @@ async def serve(
     the data changes when `cache`, with its bytes in the encoding the client takes (compressed there
     too, and kept with it); a parameter the answer refuses is the page again, with its message."""
     page = Page.of(request, offline=state.settings.offline)
+    page.link_source = partial(link_ids, state)  # read off the event loop, by the first link written
 
     def work() -> Built:
-        page.links = link_ids(state)  # read here, off the event loop: once per set of current offers
         try:
             built = state.cached_value(page.cache_key, lambda _: build(page)) if cache else build(page)
         except ApiError as exc:

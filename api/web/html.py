@@ -25,7 +25,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus, urlencode
@@ -40,7 +40,7 @@ from zlib_ng import gzip_ng
 
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
-from api.web.offer_id import SHORT_IDS, LinkIds
+from api.web.offer_id import LinkIds, offer_id
 from api.web.table import moment, number, plain
 from pricedb.version import VERSION
 
@@ -144,7 +144,9 @@ class Page:
     lang: str
     lang_given: bool  # the URL named the language, so links keep naming it
     offline: bool = False
-    links: LinkIds = SHORT_IDS  # the id each offer is linked by (the state's: api.web.offer_id.link_ids)
+    # Where the id each offer is linked by comes from (the state's: api.web.offer_id.link_ids), asked on
+    # the first link written: a page that links no offer never reads the data for it.
+    link_source: Callable[[], LinkIds] = lambda: offer_id
     words: Words = field(init=False)
 
     def __post_init__(self) -> None:
@@ -176,11 +178,14 @@ class Page:
             pairs.append(("lang", self.lang))
         return path + query_string(pairs)
 
-    def offer_link(self, row: Mapping[str, Any], links: LinkIds | None = None) -> str:
+    @cached_property
+    def links(self) -> LinkIds:
+        return self.link_source()
+
+    def offer_link(self, row: Mapping[str, Any]) -> str:
         """The offer page of an answer's row (an offer, an option, a digest's line), by the offer's
-        id (`links`, else the page's: api.web.offer_id); quick, as the market page makes thousands."""
-        link_id = self.links if links is None else links
-        link = f"/offer?id={link_id(row['provider'], row['region'], row['sku'], row['pricing'])}"
+        id (`links`: api.web.offer_id); quick, as the market page makes thousands."""
+        link = f"/offer?id={self.links(row['provider'], row['region'], row['sku'], row['pricing'])}"
         return link + (f"&lang={self.lang}" if self.lang_given else "")
 
     def here(self, **changes: Any) -> str:

@@ -10,8 +10,9 @@ they did) a 300 page listing them, each with its own link."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from api.answers import offers_answer, run_json
@@ -63,12 +64,12 @@ def _by_id(state: AppState, page: Page, short: str) -> OfferView:
         problems = [{"parameter": "id", "message": message, "value": short}]
         return OfferView(page, problems, dict.fromkeys(KEY, ""), status=404)
     if len(keys) > 1:
-        links = link_ids(state)
-        choices = [(key, page.offer_link(dict(zip(KEY, key, strict=True)), links)) for key in keys]
+        linking = replace(page, link_source=partial(link_ids, state))  # whole ids: these keys share 12 digits
+        choices = [(key, linking.offer_link(dict(zip(KEY, key, strict=True)))) for key in keys]
         return OfferView(page, [], dict.fromkeys(KEY, ""), status=300, choices=choices)
     (key,) = keys
     named = [*zip(KEY, key, strict=True), *((k, v) for k, v in page.items if k not in ("id", *KEY, "gpu"))]
-    return _by_key(state, Page(page.path, named, page.lang, page.lang_given, page.offline, page.links), page)
+    return _by_key(state, Page(page.path, named, page.lang, page.lang_given, page.offline, page.link_source), page)
 
 
 def _by_key(state: AppState, page: Page, shown: Page) -> OfferView:

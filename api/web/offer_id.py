@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 from api.state import AppState
 from pricedb.queries import CurrentOffers
@@ -49,20 +50,27 @@ def is_offer_id(text: str) -> bool:
     return _ID.fullmatch(text) is not None
 
 
-class LinkIds:
+LinkIds = Callable[[str, str, str, str], str]  # an offer's key -> the id its links give
+
+
+def link_ids_of(shared: frozenset[str]) -> LinkIds:
     """The id each offer is linked by: its 12 digits, or its whole MD5 when another offer ever
-    observed shares those 12 (`shared`), so that every link gpuprice writes names one offer."""
+    observed shares those 12 (`shared`), so that every link gpuprice writes names one offer. With
+    none shared (nearly always), `offer_id` itself: a market row's link costs what it did."""
+    if not shared:
+        return offer_id
 
-    def __init__(self, shared: frozenset[str] = frozenset()) -> None:
-        self.shared = shared
-
-    def __call__(self, provider: str, region: str, sku: str, pricing: str) -> str:
+    def link_id(provider: str, region: str, sku: str, pricing: str) -> str:
         whole = full_id(provider, region, sku, pricing)
-        short = whole[:ID_DIGITS]
-        return whole if short in self.shared else short
+        return whole if whole[:ID_DIGITS] in shared else whole[:ID_DIGITS]
+
+    return link_id
 
 
-SHORT_IDS = LinkIds()  # links for data without shared ids (a page made without the state's)
+def shared_ids(state: AppState) -> frozenset[str]:
+    """The 12-digit ids offers ever observed share: read once per set of current offers (a run that
+    lands may bring an offer sharing one), as the pages that link offers are."""
+    return state.derived(state.current(), "shared_ids", lambda _: _shared_ids(state))
 
 
 def _shared_ids(state: AppState) -> frozenset[str]:
@@ -75,20 +83,19 @@ def _shared_ids(state: AppState) -> frozenset[str]:
 
 
 def link_ids(state: AppState) -> LinkIds:
-    """The links' ids, with the 12-digit ids offers ever observed share: read once per set of current
-    offers (a run that lands may bring an offer sharing one), as the pages that link offers are."""
-    return state.derived(state.current(), "link_ids", lambda _: LinkIds(_shared_ids(state)))
+    """The links' ids for the state's data (`link_ids_of` its shared ids)."""
+    return link_ids_of(shared_ids(state))
 
 
 def current_ids(state: AppState) -> dict[str, OfferKey]:
     """The current offers' keys by 12-digit id (once per set of current offers; ids not shared only)."""
-    links = link_ids(state)  # first: a build inside another would wait for the state's lock it holds
-    return state.derived(state.current(), "offer_ids", lambda current: _current_ids(current, links))
+    shared = shared_ids(state)  # first: a build inside another would wait for the state's lock it holds
+    return state.derived(state.current(), "offer_ids", lambda current: _current_ids(current, shared))
 
 
-def _current_ids(current: CurrentOffers, links: LinkIds) -> dict[str, OfferKey]:
+def _current_ids(current: CurrentOffers, shared: frozenset[str]) -> dict[str, OfferKey]:
     by_id = {offer_id(*offer.key): offer.key for offer in current.offers}
-    return {short: key for short, key in by_id.items() if short not in links.shared}
+    return {short: key for short, key in by_id.items() if short not in shared}
 
 
 def offer_keys_of(state: AppState, asked: str) -> list[OfferKey]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.web.offer_id import ID_DIGITS, LinkIds, full_id, offer_id
+from api.web.offer_id import ID_DIGITS, full_id, link_ids_of, offer_id
 from pricedb.models import Pricing, Quote
 from pricedb.queries import current_offers
 from tests.helpers import make_run, serving
@@ -26,10 +26,10 @@ LINK = re.compile(r'<a href="(/offer\?id=[0-9a-f]+)[^"]*">')
 def test_the_two_keys_share_their_12_digit_id_and_no_more() -> None:
     first, second = (full_id(*key) for key in ALIKE)
     assert offer_id(*ALIKE[0]) == offer_id(*ALIKE[1]) == first[:ID_DIGITS] and first[ID_DIGITS] != second[ID_DIGITS]
-    links = LinkIds(frozenset({first[:ID_DIGITS]}))
-    assert [links(*key) for key in ALIKE] == [first, second] and links("aws", "x", "y", "spot") == offer_id(
-        "aws", "x", "y", "spot"
-    )
+    links = link_ids_of(frozenset({first[:ID_DIGITS]}))
+    assert [links(*key) for key in ALIKE] == [first, second]
+    assert links("aws", "x", "y", "spot") == offer_id("aws", "x", "y", "spot")
+    assert link_ids_of(frozenset()) is offer_id  # none shared: the links cost what they did
 
 
 @pytest.fixture
