@@ -80,6 +80,7 @@ MEMO_ENTRY_BYTES = 300  # a memo entry beyond what it holds: its dict slot, its 
 PLAN_BYTES = 400  # a GpuPlan (its slots, floats, strategy and reason: 185-302 bytes, more with a reason)
 THROUGHPUT_BYTES = 1400  # a Throughput (its fields and notes: 0.95-1.25 KB), held here even once the memo let it go
 LISTED_BYTES = 16  # a configuration listed in a kept list of verdicts and in its key
+NOTE_BYTES = 80  # a kept note beyond its text: the string's header and its slot in the list
 # zlib's level for a kept viability block: ~13x smaller (27 KB -> 2.1 KB at 50,000 offers), written in
 # ~60 µs once per job (6: 2.0 KB in ~190 µs) and expanded in ~30 µs per answer, 3-10% of a reused job's
 # answer (in process, interleaved blocks); keeping every job reused is worth more (a new one: ~2.5 ms).
@@ -108,6 +109,7 @@ class JudgeMemo:
     # configuration in the same few words, ~27 KB for the ~120 of 50,000 offers, ~2.1 KB compressed.
     viability_json: dict[tuple[Configuration, ...], bytes] = field(default_factory=dict)
     option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
+    shared_notes: list[str] | None = None  # the throughput notes every inference answer says once
     # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
     # each JSON's length, PLAN_BYTES per plan, THROUGHPUT_BYTES per throughput, LISTED_BYTES per
     # configuration in each list of verdicts and key of a viability block. tests/api/test_query_fast.py
@@ -368,7 +370,11 @@ class EstimateJudge:
     def _shared_notes(self) -> list[str]:
         """Throughput notes that depend on the query alone (a one-GPU reference), said once in the answer;
         notes about a particular machine (PCIe, …) stay with its option."""
-        return list(_throughput(self.estimate.query, 1, 80.0, None, None, "A100").notes)
+        found = self.memo.shared_notes
+        if found is None:
+            found = self.memo.shared_notes = list(_throughput(self.estimate.query, 1, 80.0, None, None, "A100").notes)
+            self.memo.keep(sum(NOTE_BYTES + len(note.encode()) for note in found))
+        return list(found)
 
 
 def _round4(value: float | None) -> float | None:
