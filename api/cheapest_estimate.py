@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
@@ -35,6 +34,7 @@ from api.estimator import (
     decode_throughput,
     per_gpu_plan,
 )
+from api.estimator.memo import kept_in_memo
 from api.state import dumps
 from pricedb.queries import Offer
 
@@ -47,7 +47,11 @@ VIABILITY_RULE = (
 THROUGHPUT_RULE = "tokens_per_s = batch / step time; cny_per_mtoken = cny_per_hour / (tokens_per_s × 3600) × 10^6"
 
 
-@lru_cache(maxsize=1024)
+# A memo entry (api.estimator.memo): a Throughput with its notes and the query it is for (~2.1-2.2 KB measured).
+THROUGHPUT_MEMO_BYTES = 2560
+
+
+@kept_in_memo(THROUGHPUT_MEMO_BYTES)
 def _throughput(
     query: EstimateQuery,
     gpu_count: int,
@@ -72,10 +76,11 @@ def _gb(value: float) -> float | None:
     return round(value, 2) if value != float("inf") else None
 
 
-MEMO_ENTRY_BYTES = 150  # a memo entry beyond what it holds: its dict slot, its key's tuple and a wrapper
-PLAN_BYTES = 200  # a GpuPlan (its slots, floats, strategy and reason), made for one job
-THROUGHPUT_BYTES = 1100  # a Throughput (its fields and notes), held here even once `_throughput` let it go
+MEMO_ENTRY_BYTES = 300  # a memo entry beyond what it holds: its dict slot, its key's tuple (104 bytes), a wrapper
+PLAN_BYTES = 400  # a GpuPlan (its slots, floats, strategy and reason: 185-302 bytes, more with a reason)
+THROUGHPUT_BYTES = 1400  # a Throughput (its fields and notes: 0.95-1.25 KB), held here even once the memo let it go
 LISTED_BYTES = 16  # a configuration listed in a kept list of verdicts and in its key
+NOTE_BYTES = 80  # a kept note beyond its text: the string's header and its slot in the list
 # zlib's level for a kept viability block: ~13x smaller (27 KB -> 2.1 KB at 50,000 offers), written in
 # ~60 µs once per job (6: 2.0 KB in ~190 µs) and expanded in ~30 µs per answer, 3-10% of a reused job's
 # answer (in process, interleaved blocks); keeping every job reused is worth more (a new one: ~2.5 ms).
@@ -104,6 +109,7 @@ class JudgeMemo:
     # configuration in the same few words, ~27 KB for the ~120 of 50,000 offers, ~2.1 KB compressed.
     viability_json: dict[tuple[Configuration, ...], bytes] = field(default_factory=dict)
     option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
+    shared_notes: list[str] | None = None  # the throughput notes every inference answer says once
     # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
     # each JSON's length, PLAN_BYTES per plan, THROUGHPUT_BYTES per throughput, LISTED_BYTES per
     # configuration in each list of verdicts and key of a viability block. tests/api/test_query_fast.py
@@ -364,7 +370,11 @@ class EstimateJudge:
     def _shared_notes(self) -> list[str]:
         """Throughput notes that depend on the query alone (a one-GPU reference), said once in the answer;
         notes about a particular machine (PCIe, …) stay with its option."""
-        return list(_throughput(self.estimate.query, 1, 80.0, None, None, "A100").notes)
+        found = self.memo.shared_notes
+        if found is None:
+            found = self.memo.shared_notes = list(_throughput(self.estimate.query, 1, 80.0, None, None, "A100").notes)
+            self.memo.keep(sum(NOTE_BYTES + len(note.encode()) for note in found))
+        return list(found)
 
 
 def _round4(value: float | None) -> float | None:

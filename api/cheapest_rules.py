@@ -61,7 +61,7 @@ Stepped = tuple[int, int, bytes, int, int, list[tuple[float, float]]]
 Candidate = tuple[float, int, int, int, bytes, bytes]
 
 
-@lru_cache(maxsize=256)  # a note names the machine's GPU count: a few distinct ones
+@lru_cache(maxsize=256)  # bounded by the data: a note names an offer's GPU count (a few distinct ones)
 def _job_notes(notes: tuple[str, ...]) -> bytes:
     return b"," + members({"job_notes": list(notes)})
 

@@ -61,7 +61,7 @@ def build_day_answers(store: PriceStore, settings: Settings, now: datetime) -> i
 
     # Newest day first, each day's end is the next one's start: the last few cutoffs' market states
     # are read once (a day's page and its digest, a digest and the day before's).
-    state_of = functools.lru_cache(maxsize=4)(functools.partial(market_state, cur))
+    state_of = functools.lru_cache(maxsize=4)(functools.partial(market_state, cur))  # 4 states, this build's
 
     def page(day: date) -> bytes:
         return dumps(day_page(cur, day, now, OffersParams(date=day), state_of))

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 from pydantic import ValidationError
 
 from api.byte_cache import ByteLRU
+from api.estimator.estimate import ESTIMATE_BYTES
 from api.limits import limits_of
 from api.parsing import parse_bool, parse_hours, parse_mem_gb, parse_pricings, parse_regions
 from api.query import CheapestParams, parse_gpus, parse_providers
@@ -94,8 +95,11 @@ def plain_given(given: dict[str, str], settings: Settings) -> CheapestParams | N
     return CheapestParams.model_construct(set(values), **{**DEFAULTS, **values})
 
 
-PARAMS_BYTES = 8 * 1024  # a question's parameters with their estimate (pydantic models), beside its memo
-MEM_PARAMS_BYTES = 4 * 1024  # a question's parameters by `mem` (no estimate), beside its answer without hours
+# What a question's parameters hold (pydantic models, tracemalloc: tests/api/test_query_fast.py), with a
+# margin: by model ~1.9 KB beside their estimate, which they keep alive too (the estimator's memo may let
+# it go: ESTIMATE_BYTES); by `mem` 1.5-2.1 KB (more filters, more), beside their answer without hours.
+PARAMS_BYTES = 2560
+MEM_PARAMS_BYTES = 2560
 KEY = "reused"  # under this in `CheapestParams.shared`: the question's key in `ReusedQuestions`
 
 
@@ -107,7 +111,7 @@ class Kept:
 
     @property
     def cache_size(self) -> int:
-        held = PARAMS_BYTES if self.params.estimate is not None else MEM_PARAMS_BYTES
+        held = MEM_PARAMS_BYTES if self.params.estimate is None else PARAMS_BYTES + ESTIMATE_BYTES
         return held + sum(getattr(value, "cache_size", 0) for value in self.params.shared.values())
 
 

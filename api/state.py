@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from api.budget import HeavyGate, active_budget
 from api.byte_cache import ByteLRU
+from api.estimator import memo as estimator_memo
 from api.query_fast import ReusedQuestions
 from pricedb import clock
 from pricedb.queries import CurrentOffers, current_offers
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from api.replica import Replica
 
 T = TypeVar("T")
+# The estimator's memos' share of GPUPRICE_QUESTION_MEMO_MB (2 of 32 MB: ~80 jobs' estimates and plans;
+# a job asked again is answered from the reused questions, which keep its estimate).
+ESTIMATOR_MEMO_SHARE = 16
 COLUMNS = "offer_columns"  # the name of the columnar form of the current offers (api.cheapest_fast)
 
 
@@ -124,7 +128,10 @@ class AppState:
         self._answers = ByteLRU(int(settings.answer_cache_mb * 2**20))
         # New `/cheapest` questions by model asked again with other hours (api.query_fast): kept across data
         # changes (what they hold depends on the question alone), bounded in bytes on their own.
-        self.reused = ReusedQuestions(int(settings.question_memo_mb * 2**20))
+        # The estimator's memos (api.estimator.memo) serve the same new questions: a share of their bound.
+        reused_bytes = int(settings.question_memo_mb * 2**20)
+        estimator_memo.bound(reused_bytes // ESTIMATOR_MEMO_SHARE)
+        self.reused = ReusedQuestions(reused_bytes - reused_bytes // ESTIMATOR_MEMO_SHARE)
         # Forms of the current offers built once per reload (the columnar form /cheapest reads), by name.
         self._derived: dict[str, Any] = {}
         self._building: dict[tuple[Any, ...], _Build] = {}  # answers being built, by key

@@ -86,9 +86,10 @@ class _EnvironmentWhenItNamesOne(PydanticBaseSettingsSource):
 # compaction (56-64 MB at 50,000 offers), by the warm-up or a history question, lifts the limit while it
 # runs (PriceStore.memory_lifted; what it reads is bounded by GPUPRICE_HISTORY_RECENT_MB),
 # and 96 would leave ~35 MB more of the file's blocks in memory after a day's snapshot built on demand.
-# The reused questions: the benchmark's 768 jobs by model hold ~16 KB each at 50,000 offers (charged
-# ~24 KB), so all of them fit in ~20 MB, with room for half as many again; a question asked again is
-# then a reused one (~1.2 ms CPU in process, not ~2.5 as a new one: benchmarks/question_memo.py).
+# The reused questions: the benchmark's 768 jobs by model hold ~25 KB each at 50,000 offers with their
+# estimate (charged ~32 KB), so all of them fit in ~26 MB of the 30 left beside the estimator's memos;
+# a question asked again is then a reused one (~1.2 ms CPU in process, not ~2.5 as a new one:
+# benchmarks/question_memo.py).
 DEFAULT_BOUNDS_MB = {"db_memory_mb": 48, "question_memo_mb": 32, "answer_cache_mb": 40, "offer_pieces_mb": 8}
 DEFAULT_MEMORY_BUDGET_MB = float(sum(DEFAULT_BOUNDS_MB.values()))  # 128
 # How the memory budget is shared among the caches, when a cache's own bound is not given.
@@ -244,7 +245,8 @@ class Settings(BaseSettings):
     # files (pricedb.history_recent): 44 bytes per observation, ~100 MB past 2M. A longer tail: DuckDB.
     history_recent_mb: float = Field(default=128.0, ge=0.0)
     # What new /cheapest questions reuse (api.query_fast, api.cheapest_write), each bounded in bytes too.
-    # Questions by model asked again with other hours: ~1,300 at 50,000 offers in 32 MB (share: 32 of 128).
+    # Questions by model asked again with other hours: ~960 at 50,000 offers in 32 MB, 2 of which bound the
+    # estimator's memos (share: 32 of 128).
     question_memo_mb: float = Field(default=DEFAULT_SHARES["question_memo_mb"], ge=0.0)
     # Each shown offer's option JSON, written once (share: 8 of 128).
     offer_pieces_mb: float = Field(default=DEFAULT_SHARES["offer_pieces_mb"], ge=0.0)

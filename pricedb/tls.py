@@ -6,7 +6,7 @@ import ssl
 from functools import cache
 
 
-@cache
+@cache  # no arguments: one context per process
 def client_context() -> ssl.SSLContext:
     """httpx's own default context (certifi's CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR), built once.
     Loading the CA bundle costs ~50 ms of CPU, which httpx pays again for every client it makes unless

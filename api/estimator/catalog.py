@@ -107,13 +107,13 @@ def _spec(entry: dict) -> ModelSpec:
     return ModelSpec(**kwargs, extra={k: v for k, v in entry.items() if k not in known})
 
 
-@cache
+@cache  # no arguments: the catalog file, read once
 def all_models() -> tuple[ModelSpec, ...]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     return tuple(_spec(entry) for entry in data["models"])
 
 
-@cache
+@cache  # no arguments: one index of the catalog
 def _index() -> dict[str, ModelSpec]:
     index: dict[str, ModelSpec] = {}
     for spec in all_models():

@@ -8,7 +8,6 @@ decoding step reads (`decode_step`) in throughput.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from pricedb.cards import memory_sizes
 from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
@@ -16,6 +15,7 @@ from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 from . import formulas as f
 from .errors import EstimatorError
 from .layouts import Infeasible, Layout, layout_for
+from .memo import kept_in_memo
 from .models import Breakdown, Engine, Estimate, EstimateQuery, Precision, Workload
 from .resolution import (
     DEFAULT_CONTEXT,
@@ -145,7 +145,13 @@ class PerGpu:
     zero: int | None
 
 
-@lru_cache(maxsize=4096)
+# What a memo entry holds (tracemalloc, tests/estimator/test_memo.py), key and its query included, with
+# a margin: per-GPU figures of one GPU count ~1.4-1.7 KB; an estimate 8.4-9.4 KB (its assumptions and facts).
+PER_GPU_BYTES = 2 * 1024
+ESTIMATE_BYTES = 10 * 1024
+
+
+@kept_in_memo(PER_GPU_BYTES)
 def _per_gpu(query: EstimateQuery, fields_set: frozenset[str]) -> PerGpu:
     _, layout = _laid_out(query)
     low, high, _ = _band(layout, query)
@@ -274,7 +280,7 @@ def _trainable(query: EstimateQuery, r: Resolved) -> int:
     return 0
 
 
-@lru_cache(maxsize=4096)
+@kept_in_memo(ESTIMATE_BYTES)
 def _cached_build(
     query: EstimateQuery, fields_set: frozenset[str], headroom: float, gpu_models: tuple[str, ...]
 ) -> Estimate:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import NamedTuple
 
 from . import formulas as f
 from .catalog import ModelSpec, closest_by_params, lookup
 from .errors import EstimatorError, InvalidCombination
+from .memo import kept_in_memo
 from .models import EstimateQuery, Precision, Workload
 
 DEFAULT_CONTEXT = 4096
@@ -60,7 +60,10 @@ def resolve(query: EstimateQuery) -> Resolved:
     return _resolve(_Architecture(query.model, query.params, *(getattr(query, name) for name in _ARCH_FIELDS)))
 
 
-@lru_cache(maxsize=1024)
+RESOLVED_BYTES = 2 * 1024  # a memo entry: the architecture, its facts and notes (~1.7-1.9 KB measured)
+
+
+@kept_in_memo(RESOLVED_BYTES)
 def _resolve(query: _Architecture) -> Resolved:
     if query.model is None and query.params is None:
         raise EstimatorError("model", "give model (a catalog name such as llama-2-13b) or params (such as 7B)")

@@ -8,6 +8,7 @@ clients, as it always did; `/index.json` and `/?format=json` are the index whate
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -19,6 +20,7 @@ from api.state import AppState, dumps
 from api.web import market as market_view
 from api.web import pages
 from api.web.html import Page, Rendered, assets, chosen_encoding, page_response
+from api.web.offer_id import link_ids
 from api.web.pages import Built
 from api.web.params import problem_of
 from pricedb.version import VERSION
@@ -72,6 +74,7 @@ async def serve(
     the data changes when `cache`, with its bytes in the encoding the client takes (compressed there
     too, and kept with it); a parameter the answer refuses is the page again, with its message."""
     page = Page.of(request, offline=state.settings.offline)
+    page.link_source = partial(link_ids, state)  # read off the event loop, by the first link written
 
     def work() -> Built:
         try:

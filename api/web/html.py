@@ -25,7 +25,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus, urlencode
@@ -41,7 +41,7 @@ from zlib_ng import gzip_ng
 from api.accept_encoding import preferred
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
-from api.web.offer_id import offer_id
+from api.web.offer_id import LinkIds, offer_id
 from api.web.table import moment, number, plain
 from pricedb.version import VERSION
 
@@ -95,7 +95,7 @@ class Asset:
     etag: str
 
 
-@cache
+@cache  # no arguments: the package's static files, read once
 def assets() -> dict[str, Asset]:
     found = {}
     for path in sorted((HERE / "static").iterdir()):
@@ -109,7 +109,7 @@ def static_url(name: str) -> str:
     return f"/static/{name}?v={assets()[name].etag}"
 
 
-@cache
+@cache  # no arguments: one template environment
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -124,7 +124,7 @@ def environment() -> Environment:
     return env
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192)  # bounded by the data: called with column keys only (a few dozen)
 def quoted(value: str) -> str:
     """A query value as query_string writes it (commas kept)."""
     return quote_plus(value, safe=",")
@@ -145,6 +145,9 @@ class Page:
     lang: str
     lang_given: bool  # the URL named the language, so links keep naming it
     offline: bool = False
+    # Where the id each offer is linked by comes from (the state's: api.web.offer_id.link_ids), asked on
+    # the first link written: a page that links no offer never reads the data for it.
+    link_source: Callable[[], LinkIds] = lambda: offer_id
     words: Words = field(init=False)
 
     def __post_init__(self) -> None:
@@ -176,10 +179,14 @@ class Page:
             pairs.append(("lang", self.lang))
         return path + query_string(pairs)
 
+    @cached_property
+    def links(self) -> LinkIds:
+        return self.link_source()
+
     def offer_link(self, row: Mapping[str, Any]) -> str:
         """The offer page of an answer's row (an offer, an option, a digest's line), by the offer's
-        short id (api.web.offer_id); quick, as the market page makes thousands."""
-        link = f"/offer?id={offer_id(row['provider'], row['region'], row['sku'], row['pricing'])}"
+        id (`links`: api.web.offer_id); quick, as the market page makes thousands."""
+        link = f"/offer?id={self.links(row['provider'], row['region'], row['sku'], row['pricing'])}"
         return link + (f"&lang={self.lang}" if self.lang_given else "")
 
     def here(self, **changes: Any) -> str:

@@ -244,6 +244,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "fx_used": ("FX used", "使用的汇率"),
     "run_record": ("Run record", "运行记录"),
     "current": ("Current quote", "当前报价"),
+    "id_shared": (
+        "{count} offers gpuprice has observed share this id; each has its own link:",
+        "gpuprice 观测到的 {count} 条报价共用这个 id；每条都有自己的链接：",
+    ),
     "series_more": ("{count} series match; showing the first.", "共 {count} 个序列；显示第一个。"),
     # providers
     "status_title": ("Providers", "数据源"),

@@ -4,13 +4,15 @@
 
 The offer is named by its short id (`id`, api.web.offer_id: the links the pages write) or by its
 key (`provider`, `region`, `sku`, `pricing`, as links did before); an id that names no offer ever
-observed is a 404 page saying so."""
+observed is a 404 page saying so, and one that several offers share (a 12-digit id written before
+they did) a 300 page listing them, each with its own link."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from api.answers import offers_answer, run_json
@@ -18,7 +20,7 @@ from api.history import history_answer
 from api.query import HistoryParams, OffersParams
 from api.state import AppState
 from api.web.html import Page, query_string
-from api.web.offer_id import is_offer_id, offer_key_of
+from api.web.offer_id import OfferKey, is_offer_id, link_ids, offer_keys_of
 from api.web.params import Problems, given, parse
 from pricedb.runs import run_by_id
 
@@ -38,6 +40,7 @@ class OfferView:
     run: dict[str, Any] | None = None
     windows: list[tuple[int, str]] = field(default_factory=list)
     status: int = 200
+    choices: list[tuple[OfferKey, str]] = field(default_factory=list)  # the offers a shared id names, linked
 
     def history_query(self) -> str:
         return query_string(given(self.page, HistoryParams).items())
@@ -53,14 +56,20 @@ def offer_view(state: AppState, page: Page) -> OfferView:
 
 
 def _by_id(state: AppState, page: Page, short: str) -> OfferView:
-    """The offer a short id names, as its key would show it (its links keep the id); a 404 if none."""
-    key = offer_key_of(state, short) if is_offer_id(short) else None
-    if key is None:
+    """The offer a short id names, as its key would show it (its links keep the id); a 404 if none,
+    the offers it names, each with its own link, if several."""
+    keys = offer_keys_of(state, short) if is_offer_id(short) else []
+    if not keys:
         message = "no offer gpuprice has observed has this id: the link is mistyped or from other data"
         problems = [{"parameter": "id", "message": message, "value": short}]
         return OfferView(page, problems, dict.fromkeys(KEY, ""), status=404)
+    if len(keys) > 1:
+        linking = replace(page, link_source=partial(link_ids, state))  # whole ids: these keys share 12 digits
+        choices = [(key, linking.offer_link(dict(zip(KEY, key, strict=True)))) for key in keys]
+        return OfferView(page, [], dict.fromkeys(KEY, ""), status=300, choices=choices)
+    (key,) = keys
     named = [*zip(KEY, key, strict=True), *((k, v) for k, v in page.items if k not in ("id", *KEY, "gpu"))]
-    return _by_key(state, Page(page.path, named, page.lang, page.lang_given, page.offline), page)
+    return _by_key(state, Page(page.path, named, page.lang, page.lang_given, page.offline, page.link_source), page)
 
 
 def _by_key(state: AppState, page: Page, shown: Page) -> OfferView:

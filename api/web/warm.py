@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -26,6 +27,7 @@ from api.web.html import COMPRESSORS, Page
 from api.web.i18n import LANGUAGES, Words
 from api.web.market import cell_memo, column_keys, current_numbering, market, write_cells
 from api.web.money import CURRENCIES, rates_for
+from api.web.offer_id import link_ids
 from api.web.pages import Built, market_page
 from api.web.table import LISTED, columns_of
 from pricedb.queries import CurrentOffers
@@ -69,8 +71,9 @@ def settled() -> None:
 def _warm_market(state: AppState) -> CurrentOffers:
     with limits_of(state.settings):
         current = state.current()
+        links = partial(link_ids, state)  # the pages' offer links: as a visit's (api.routes.pages)
         for lang in LANGUAGES:
-            page = Page("/", [], lang, lang_given=False)
+            page = Page("/", [], lang, lang_given=False, link_source=links)
             state.cached_value(page.cache_key, lambda _, page=page: _every_encoding(market_page(state, page)))
         today = state.clock().date()
         memo, refit = cell_memo(state, None, today)
@@ -87,7 +90,7 @@ def _warm_market(state: AppState) -> CurrentOffers:
         for lang in LANGUAGES:
             columns = columns_of(rows, keys, Words(lang))
             for lang_given in (False, True):
-                page = Page("/", [], lang, lang_given)
+                page = Page("/", [], lang, lang_given, link_source=links)
                 for currency in CURRENCIES:
                     ways = {way_of(c, currency, lang, lang_given): c for c in columns}
                     todo = [c for way, c in ways.items() if way not in written]
@@ -103,7 +106,7 @@ def list_ahead(state: AppState) -> None:
     """The first visit's rows' notes and sources listed below the table (table.LISTED), as every view
     of those rows showing them (every column, in any order, currency or language) takes them: ~1.5 ms
     of the first such view's, a few kilobytes kept with the rows."""
-    page = Page("/", [("cols", ",".join(LISTED))], LANGUAGES[0], lang_given=False)
+    page = Page("/", [("cols", ",".join(LISTED))], LANGUAGES[0], lang_given=False, link_source=partial(link_ids, state))
     market(state, page).lists_html()
 
 

@@ -5,14 +5,17 @@ valid and invalid, with repeated, empty, encoded and unknown parameters."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 from pydantic import ValidationError
 
+from api.estimator import memo as estimator_memo
 from api.limits import limits_of
 from api.query import CheapestParams, as_routed
-from api.query_fast import ReusedQuestions, plain_params, query_pairs
+from api.query_fast import ReusedQuestions, plain_given, plain_params, query_pairs
 from pricedb.settings import Settings
 
 SETTINGS = Settings(max_limit=50)
@@ -153,8 +156,9 @@ MEM_JOBS = [f"mem={m}&gpu={g}" for m in (16, 24, 40, 60, 80, 160) for g in ("A10
 def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_their_bound(jobs: list[str]) -> None:
     """Each kept question is charged at least what making and answering it allocated (its parameters,
     estimate and judge's memo, or by `mem` its answer without hours: measured with tracemalloc after
-    the caches outside it are warm), and the questions kept never hold more than the bound, the least
-    recently asked going first."""
+    the caches outside it are warm, while the estimator's memo keeps nothing, so that the question alone
+    holds its estimate), and the questions kept never hold more than the bound, the least recently asked
+    going first."""
     import gc
     import tracemalloc
 
@@ -181,6 +185,8 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
     # collected before it is counted: nothing frozen can come to refer to it.
     gc.collect()
     gc.freeze()
+    estimator_bound = estimator_memo.max_bytes()
+    estimator_memo.bound(0)
     try:
         for job in jobs:
             gc.collect()
@@ -193,6 +199,7 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
             charged = roomy.bytes - before_bytes
             assert allocated <= charged <= 2 * allocated, job
     finally:
+        estimator_memo.bound(estimator_bound)
         gc.unfreeze()
 
     bound = 12 * roomy.bytes // len(jobs)  # room for about twelve of them (one may take an eighth: ByteLRU)
@@ -203,3 +210,55 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
             assert small.bytes <= bound
             assert 1 <= len(small) <= 18
     assert len(small) < len(jobs)  # some were let go
+
+
+def _held_by_params(questions: list[dict[str, str]], read: Callable[[dict[str, str]], Any]) -> float:
+    """What the parameters of each question hold, alone (tracemalloc; what was made before is not counted)."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = [read(given) for given in questions]
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert all(params is not None for params in kept)
+    return held / len(questions)
+
+
+def test_a_question_s_parameters_are_charged_at_least_what_they_hold() -> None:
+    """`Kept` charges a question's parameters: by model at least what they hold beside their estimate
+    (shared with the estimator's memo) and, with ESTIMATE_BYTES, what they hold once they alone keep
+    it; by `mem` at least what they hold — and not more than a third again (a small margin)."""
+    from api.estimator.estimate import ESTIMATE_BYTES
+    from api.query_fast import MEM_PARAMS_BYTES, PARAMS_BYTES
+
+    def by_model(i: int) -> dict[str, str]:
+        return {"model": ("llama-2-7b", "llama-2-70b", "qwen2.5-14b")[i % 3], "workload": ("inference", "lora")[i % 2],
+                "context": str(1000 + i), "batch": str(1 + i % 16), "provider": "aws,gcp", "limit": "20"}  # fmt: skip
+
+    def by_mem(i: int) -> dict[str, str]:
+        return {"mem": f"{16 + i}GB", "gpu": "A100,H100", "provider": "aws,gcp", "pricing": "spot,on_demand",
+                "region": "us-east-1", "single_gpu": "true", "limit": "20"}  # fmt: skip
+
+    def model(given: dict[str, str]) -> CheapestParams:
+        return CheapestParams.model_validate(given)
+
+    before = estimator_memo.max_bytes()
+    try:
+        with limits_of(SETTINGS):
+            estimator_memo.bound(2**30)
+            for i in range(100):
+                model(by_model(i))  # the estimates kept by the estimator's memo first
+            beside = _held_by_params([by_model(i) for i in range(100)], model)
+            estimator_memo.bound(0)
+            alone = _held_by_params([by_model(i) for i in range(100)], model)
+            plain = _held_by_params([by_mem(i) for i in range(100)], lambda given: plain_given(given, SETTINGS))
+            validated = _held_by_params([by_mem(i) for i in range(100)], model)
+    finally:
+        estimator_memo.bound(before)
+    assert beside <= PARAMS_BYTES <= 1.35 * beside
+    assert alone <= PARAMS_BYTES + ESTIMATE_BYTES <= 1.35 * alone
+    assert max(plain, validated) <= MEM_PARAMS_BYTES <= 1.35 * max(plain, validated)
