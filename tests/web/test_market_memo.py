@@ -483,15 +483,18 @@ def test_the_cell_memo_knows_which_fields_hold_values_of_one_kind() -> None:
 
 def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: AppState) -> None:
     """Equal prices share a rank, a higher price has a higher one (the page sorts by them as the
-    server sorts by the prices); notes and sources are numbered in their texts' order from 1."""
+    server sorts by the prices), list prices ranked among them alike; notes and sources are
+    numbered in their texts' order from 1."""
     current = state.current()
     numbering = current_numbering(current)
     assert numbering is current_numbering(current)  # once per set of current offers
     assert "offer_json" not in current.derived  # read from the offers: no row made for every offer
     prices = [o.price for o in current.offers]
+    list_prices = [o.list_price for o in current.offers if o.list_price is not None]
     assert numbering.prices is not None  # the web round has a price beyond six decimals
-    assert any(raw_value(price) for price in prices)
-    for a in prices[:50]:
+    assert any(raw_value(price) for price in prices) and list_prices
+    prices += list_prices
+    for a in prices[:50] + list_prices[:50]:
         for b in prices:
             assert (numbering.prices[a] < numbering.prices[b]) == (a < b)
             assert (numbering.prices[a] == numbering.prices[b]) == (a == b)
