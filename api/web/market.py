@@ -31,7 +31,7 @@ from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_or
 from api.web.html import Page, query_string, quoted, render
 from api.web.money import CNY, CURRENCIES, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
-from api.web.row_head import cells_read, head_way, row_heads
+from api.web.row_head import cells_read, head_parts, row_heads
 from api.web.table import (
     DERIVED,
     LISTED,
@@ -223,12 +223,12 @@ Writer = Callable[[list[dict[str, Any]]], list[str]]
 def cell_ways(
     page: Page, currency: str, rates: Rates, shown: list[Column], numbering: Numbering | None
 ) -> tuple[list[Way], list[Writer]]:
-    """The ways a row of the view is written in (its head, then each shown column), each with how
+    """The ways a row of the view is written in (its head's parts, then each shown column), each with how
     to write a way's cells of rows (for the cell memo; `numbering`: the memo's notes and prices numbered)."""
     words, link = page.words, page.offer_link
-    read = cells_read({c.key for c in shown})
-    ways: list[Way] = [head_way(read)]
-    writers: list[Writer] = [lambda todo: row_heads(todo, read)]
+    heads = head_parts(cells_read({c.key for c in shown}))
+    ways: list[Way] = [way for way, _ in heads]
+    writers: list[Writer] = [write for _, write in heads]
     for c in shown:
         ways.append(way_of(c, currency, page.lang, page.lang_given))
         writers.append(

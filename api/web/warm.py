@@ -27,7 +27,7 @@ from api.web.i18n import LANGUAGES, Words
 from api.web.market import cell_memo, column_keys, current_numbering, market, write_cells
 from api.web.money import CURRENCIES, rates_for
 from api.web.pages import Built, market_page
-from api.web.row_head import every_head_way, head_way, row_heads
+from api.web.row_head import every_head_part
 from api.web.table import LISTED, columns_of
 from pricedb.queries import CurrentOffers
 from pricedb.redact import get_logger
@@ -94,8 +94,8 @@ def _warm_market(state: AppState) -> CurrentOffers:
                     todo = [c for way, c in ways.items() if way not in written]
                     write_cells(memo, places, page, currency, rates, todo, rows, numbering)
                     written.update(ways)
-        for read in every_head_way():  # the rows' heads for any columns shown (row_head)
-            memo.cells(head_way(read), places, rows, lambda todo, read=read: row_heads(todo, read))
+        for way, write in every_head_part():  # the rows' heads for any columns shown (row_head)
+            memo.cells(way, places, rows, write)
         memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
         refit()
         list_ahead(state)

@@ -35,6 +35,7 @@ from api.web.i18n import LANGUAGES
 from api.web.market import cell_memo, current_numbering, market, observed_values, sort_rows, sort_rows_fast
 from api.web.money import CNY
 from api.web.pages import market_page
+from api.web.row_head import HEAD
 from api.web.table import LISTED, raw_value
 from api.web.warm import EVERY_WAY_BYTES, keep_warm, warm_market
 from pricedb.models import Pricing, RunStatus
@@ -180,7 +181,7 @@ def test_a_warm_up_over_more_offers_than_the_memo_holds_keeps_the_first_visits_c
         assert len(small.current().offers) * EVERY_WAY_BYTES > memo.max_bytes, "the web round fits: shrink the cache"
         warm_market(small)
         kept_memo = small.cached_value(("market_cells", None, today), refuse_to_build)
-        currencies = {way[2] for way in kept_memo._ways if len(way) > 2}  # ('<tr>',): the rows' heads
+        currencies = {way[2] for way in kept_memo._ways if way[0] != HEAD}  # not the rows' heads' parts
         assert currencies == {CNY, None}, currencies
         assert kept_memo.cache_size <= kept_memo.max_bytes
         for lang in ("en", "zh"):

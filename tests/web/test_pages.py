@@ -10,6 +10,7 @@ import json
 import re
 from html import unescape
 from html.parser import HTMLParser
+from itertools import combinations
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from api.web.i18n import Words, negotiate
 from api.web.market import sort_rows
-from api.web.row_head import cells_read, every_head_way, per_hour_from_price, row_heads
+from api.web.row_head import READ_FROM_CELLS, cells_read, every_head_part, head_parts, per_hour_from_price, row_heads
 from api.web.table import column, column_cells, raw_value
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
@@ -336,10 +337,10 @@ def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
     assert cells("cny_per_gpu_hour", True) == ["<td>3.33", "<td data-v=3.3>3.30", "<td>—"]
     assert cells("cny_per_gb_hour", True) == ["<td>0.0417", '<td data-v="">—', "<td>—"]
     assert cells("cny_per_gb_hour", False) == [f"<td data-v={10.0 / 240}>0.0417", "<td>—", "<td>—"]  # no heads
-    assert [head.split("data-c=")[1] for head in row_heads(rows)] == [
-        '"USD" data-fx="" data-h=10.0 data-n=3 data-m=80.0>',
-        '"USD" data-fx="" data-h=10.0 data-n=3 data-m=80.0>',
-        '"" data-fx="" data-h="" data-n=3 data-m="">',
+    assert [head.split(" data-d=")[0] for head in row_heads(rows)] == [
+        ' data-h=10.0 data-fx="" data-n=3 data-m=80.0',
+        ' data-h=10.0 data-fx="" data-n=3 data-m=80.0',
+        ' data-h="" data-fx="" data-n=3 data-m=""',
     ]
 
 
@@ -354,19 +355,22 @@ def test_a_row_head_holds_only_what_the_views_cells_do_not() -> None:
     every = row_heads(rows, cells_read({"price", "gpu_count", "gpu_memory_gb", "fx_rate", "sku"}))
     assert every == [
         ' data-d="2026-11-30" data-c="USD">',
-        f' data-d="2026-11-30" data-c="USD" data-h={900.0 * 7.125 / 730!r}>',
-        f' data-d="2026-11-30" data-c="USD" data-h={1.2345678 * 7.125!r}>',
+        f' data-h={900.0 * 7.125 / 730!r} data-d="2026-11-30" data-c="USD">',
+        f' data-h={1.2345678 * 7.125!r} data-d="2026-11-30" data-c="USD">',
     ]
     assert row_heads(rows[:1], cells_read({"gpu_count", "sku"})) == [
-        f' data-d="2026-11-30" data-c="USD" data-fx=7.125 data-h={1.25 * 7.125!r} data-m=80.0>'
+        f' data-h={1.25 * 7.125!r} data-fx=7.125 data-m=80.0 data-d="2026-11-30" data-c="USD">'
     ]
     assert row_heads(rows[:1], ()) == [
-        f' data-d="2026-11-30" data-c="USD" data-fx=7.125 data-h={1.25 * 7.125!r} data-n=2 data-m=80.0>'
+        f' data-h={1.25 * 7.125!r} data-fx=7.125 data-n=2 data-m=80.0 data-d="2026-11-30" data-c="USD">'
     ]
     assert per_hour_from_price(rows[0]) == rows[0]["cny_per_hour"]
     assert per_hour_from_price(rows[2]) != rows[2]["cny_per_hour"]  # the text reads 1.234568
-    read = cells_read({"price", "gpu_count", "gpu_memory_gb", "fx_rate"})
-    assert len(set(every_head_way())) == 2 ** len(read) and read in every_head_way()
+
+
+def test_the_warm_up_writes_every_part_of_a_head_any_view_asks_for() -> None:
+    asked = {way for r in range(5) for read in combinations(READ_FROM_CELLS, r) for way, _ in head_parts(read)}
+    assert asked == {way for way, _ in every_head_part()}
 
 
 def test_notes_and_sources_are_numbered_and_each_written_once_below_the_market(client: TestClient) -> None:
