@@ -29,6 +29,7 @@ from api.limits import limits_of
 from api.offer_rows import ROW_BYTES, OfferRows
 from api.query import OffersParams
 from api.state import AppState
+from api.web import market as market_module
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
 from api.web.i18n import LANGUAGES
@@ -581,3 +582,35 @@ def test_a_past_days_answer_is_charged_what_its_rows_hold(state: AppState, web_r
     assert answer.cache_size > 2 * len(answer.body)
     today = offers_result(state, OffersParams())
     assert today.cache_size == len(today.body)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_view_built_while_data_lands_is_of_one_set_of_offers(
+    state: AppState, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    """Data lands (every price changes) after the view read its `/offers` answer and before it numbered
+    the prices: the page is the new data's, every price cell's `data-v` its rank (none an exact value
+    of the offers before, which a sort in place would misplace among the ranks)."""
+    page = Page("/", [("cols", "provider,region,sku,pricing,price,notes")], "en", False)
+    warm_market(state)
+    landed: list[int] = []
+
+    def landing(step: Callable[..., Any]) -> Callable[..., Any]:
+        """`step` of building the view after the data landed, the first time a view takes it."""
+
+        def step_as_data_lands(*args: Any) -> Any:
+            if not landed:
+                landed.append(state.store.version)
+                state.store.write_with(lambda cur: cur.execute("UPDATE offers SET price = price * 1.5 + 0.0001"))
+            return step(*args)
+
+        return step_as_data_lands
+
+    with monkeypatch.context() as patched:  # the steps after the answer is read: fast, then plain
+        patched.setattr(market_module, "cell_memo", landing(market_module.cell_memo))
+        patched.setattr(market_module, "narrowed", landing(market_module.narrowed))
+        shown = market_page(state, page, fast)[0].body.decode()
+    assert landed and state.store.version != landed[0]
+    assert shown == market_page(state, page, fast=False)[0].body.decode()
+    prices = re.findall(r"<td data-v=([^>]*)>[0-9.]+ [A-Z]{3}/", shown)
+    assert prices and all(value.isdigit() for value in prices)
