@@ -29,8 +29,9 @@ from api.query import OffersParams, known_providers
 from api.state import AppState
 from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
 from api.web.html import Page, query_string, quoted, render
-from api.web.money import CNY, CURRENCIES, LATEST, SYMBOLS, parse_currency, rates_for
+from api.web.money import CNY, CURRENCIES, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
+from api.web.row_head import cells_read, head_parts, row_heads
 from api.web.table import (
     DERIVED,
     LISTED,
@@ -166,7 +167,8 @@ class Market:
         only each row's place in offer-key order (`data-k`) is the view's own; plain, every row is written."""
         if self.cells is None:
             keys = [offer_key(row) for row in self.rows]
-            heads, columns = row_heads(self.rows), self.columns_cells(html=True)
+            heads = row_heads(self.rows, cells_read({c.key for c in self.shown}))
+            columns = self.columns_cells(html=True)
             written = [
                 f'<tr data-k="{rank}"{head}{"".join(cells)}</tr>'
                 for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
@@ -215,43 +217,18 @@ class Market:
         return "\n".join(lines) + "\n"
 
 
-def _text(value: float | None) -> str:
-    return "" if value is None else repr(value)
-
-
-HEAD_WAY = ("<tr>",)  # a row's attributes after its `data-k`, kept in the cell memo as a column of their own
-
-
-def row_heads(rows: list[dict[str, Any]]) -> list[str]:
-    """Each row's attributes after its `data-k`: the FX day and rate and the currency its figures
-    came from; and, where it has a ¥/h, that figure, its GPUs and their memory, which the script
-    works out the CNY figures from (table.DERIVED_MONEY) in every currency."""
-    return [
-        f' data-d="{row.get("fx_date") or LATEST}" data-fx="{_text(row.get("fx_rate"))}" '
-        f'data-c="{escape(row.get("currency") or "")}"{_figures(row)}>'
-        for row in rows
-    ]
-
-
-def _figures(row: dict[str, Any]) -> str:
-    """A row's `data-h`, `data-n`, `data-m` (unquoted: reprs of numbers), where it has all three."""
-    per_hour, count, memory = row.get("cny_per_hour"), row.get("gpu_count"), row.get("gpu_memory_gb")
-    if per_hour is None or count is None or memory is None:
-        return ""
-    return f" data-h={per_hour!r} data-n={count!r} data-m={memory!r}"
-
-
 Writer = Callable[[list[dict[str, Any]]], list[str]]
 
 
 def cell_ways(
     page: Page, currency: str, rates: Rates, shown: list[Column], numbering: Numbering | None
 ) -> tuple[list[Way], list[Writer]]:
-    """The ways a row of the view is written in (its head, then each shown column), each with how
+    """The ways a row of the view is written in (its head's parts, then each shown column), each with how
     to write a way's cells of rows (for the cell memo; `numbering`: the memo's notes and prices numbered)."""
     words, link = page.words, page.offer_link
-    ways: list[Way] = [HEAD_WAY]
-    writers: list[Writer] = [row_heads]
+    heads = head_parts(cells_read({c.key for c in shown}))
+    ways: list[Way] = [way for way, _ in heads]
+    writers: list[Writer] = [write for _, write in heads]
     for c in shown:
         ways.append(way_of(c, currency, page.lang, page.lang_given))
         writers.append(
@@ -348,7 +325,7 @@ def current_numbering(current: CurrentOffers) -> Numbering:
         # From the offers, as their rows hold them (answers.offer_json): a row for every current offer
         # would take ~1.1 KB each (54 MB at 50,000 offers, where a page shows at most 5,000).
         listed = {key: Listed.of(key, _texts(current.offers, key)) for key in LISTED}
-        prices = {o.price for o in current.offers if o.price is not None}
+        prices = {p for o in current.offers for p in (o.price, o.list_price) if p is not None}  # table.RANKED
         ranks = None if all(not raw_value(p) for p in prices) else {p: i for i, p in enumerate(sorted(prices))}
         found = current.derived.setdefault("numbering", Numbering(listed, ranks))
     return found
@@ -396,11 +373,27 @@ def _answer_fast(state: AppState, params: OffersParams) -> tuple[dict[str, Any],
     return answer, True
 
 
+VIEW_TRIES = 3  # views built again when data lands while one is built, before one is taken as it is
+
+
 def market(state: AppState, page: Page, fast: bool = True) -> Market:
     """The page's view of `/offers` (may raise ApiError, e.g. for a future `date`). Fast, it reads
     the answer as built and the rows and filter choices kept for the current offers; not `fast`, it
     parses the answer's bytes and writes everything afresh (the plain rendering, which the tests
-    hold the fast one to)."""
+    hold the fast one to). Of one set of current offers: where data landed while the view was built
+    (its rows of the offers before, the numbers of its prices and notes of those after, a cell then
+    writing its exact value in a column of numbers, which a sort in place misplaces), it is built again."""
+    for _ in range(VIEW_TRIES):
+        current = state.current()
+        found = _market_of(state, page, fast, current)
+        if state.fresh_current() is current:
+            break
+    return found
+
+
+def _market_of(state: AppState, page: Page, fast: bool, current: CurrentOffers) -> Market:
+    """`market` from `current` (the numbers of its prices and notes), the offers the answers are of
+    unless data lands meanwhile."""
     view, view_problems = parse(MarketView, given(page, MarketView))
     skip = PAGE_ONLY if (view is None or view.sort not in API_SORTS) else PAGE_ONLY - {"sort", "desc"}
     values: dict[str, Any] = dict(given(page, OffersParams, skip))
@@ -438,7 +431,7 @@ def market(state: AppState, page: Page, fast: bool = True) -> Market:
             rows, base.places = list(pick(rows)), Places(list(pick(base.places.at)))
             base.ranks = list(pick(base.ranks))
     found.places, found.rows, found.listed_items = base.places, rows, base.listed_items
-    found.numbering = current_numbering(state.current()) if params.date is None else None
+    found.numbering = current_numbering(current) if params.date is None else None
     found.ranks = base.ranks if fast else None
     found.columns = columns_of(rows, keys, page.words, base.absent, base.samples)
     wanted = set(view.cols) or set(DEFAULT_COLUMNS)

@@ -29,7 +29,9 @@ DERIVED = {"total_gb": lambda row: row["gpu_count"] * row["gpu_memory_gb"]}
 # URLs down 2,000 rows, repeats too far apart for gzip's 32 KB window to see. A note's cell shows
 # its number, a source's its host. The CSV, the Markdown and other tables keep the texts.
 LISTED = {"notes": "n", "source_url": "s"}  # column: its items' anchor prefix
-RANKED = "price"  # the native price: sorted in the market by its rank among the current offers' prices
+# The native prices (a price, a list price): sorted in the market by their rank among the current
+# offers' prices and list prices together.
+RANKED = frozenset(NATIVE_PRICES)
 
 
 @dataclass(frozen=True)
@@ -52,10 +54,11 @@ class Listed:
 @dataclass(frozen=True)
 class Numbering:
     """Numbers the market writes for values of the current offers instead of the values themselves:
-    each listed column's texts numbered (`Listed`); and each native price's rank among them (None
-    when every price reads back from its text, which the script then sorts by). A price's
-    full-precision `data-v` was the largest part of a row's compressed bytes after the CNY figures;
-    its rank sorts the same (equal prices equal ranks, then the offer key) in a few digits."""
+    each listed column's texts numbered (`Listed`); and each native price's (and list price's) rank
+    among them (None when every one reads back from its text, which the script then sorts by). A
+    price's full-precision `data-v` was the largest part of a row's compressed bytes after the CNY
+    figures; its rank sorts the same (equal prices equal ranks, then the offer key) in a few digits.
+    Prices and list prices share one ranking: any sort of either column by it is a sort by value."""
 
     listed: dict[str, Listed]
     prices: dict[float, int] | None
@@ -289,7 +292,7 @@ def column_cells(
         ]
         if not html:
             return [MISSING if t is None else unescape(t) for t in texts]
-        ranks = numbering.prices if numbering is not None and key == RANKED else None
+        ranks = numbering.prices if numbering is not None and key in RANKED else None
         if ranks is not None:  # a price not ranked (offers changed meanwhile) keeps its value
             return [
                 missing if v is None else f"<td data-v={ranks[v] if v in ranks else repr(v)}>{t}"

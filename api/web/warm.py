@@ -1,13 +1,13 @@
 """The market page written before its first visitor: whenever the current offers change (a run
 landed, a replica took a new snapshot, an offer turned stale), a worker thread loads them, renders
 the page a browser's first visit asks for (`/` in each language, compressed in each encoding) and
-writes every current offer's cells in every column, currency and language into the cell memo
-(api.web.cell_memo), and the lists of notes and sources below the table of those rows. The first
-view of any columns, currency or language is then joined from ready cells. Then it reads what
-history answers need at the new data version (api.history's layout and the observations held since
-the compaction), so the first history question after a run does not, and collects the objects it
-made (`settled`). Nothing of it runs on the event loop, which only looks every second whether the
-offers changed (memory, no query)."""
+writes every current offer's cells in every column, currency and language, and its row's head for
+any columns shown, into the cell memo (api.web.cell_memo), and the lists of notes and sources below
+the table of those rows. The first view of any columns, currency or language is then joined from
+ready cells. Then it reads what history answers need at the new data version (api.history's layout
+and the observations held since the compaction), so the first history question after a run does
+not, and collects the objects it made (`settled`). Nothing of it runs on the event loop, which only
+looks every second whether the offers changed (memory, no query)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from api.web.market import cell_memo, column_keys, current_numbering, market, wr
 from api.web.money import CURRENCIES, rates_for
 from api.web.offer_id import link_ids
 from api.web.pages import Built, market_page
+from api.web.row_head import every_head_part
 from api.web.table import LISTED, columns_of
 from pricedb.queries import CurrentOffers
 from pricedb.redact import get_logger
@@ -96,6 +97,8 @@ def _warm_market(state: AppState) -> CurrentOffers:
                     todo = [c for way, c in ways.items() if way not in written]
                     write_cells(memo, places, page, currency, rates, todo, rows, numbering)
                     written.update(ways)
+        for way, write in every_head_part():  # the rows' heads for any columns shown (row_head)
+            memo.cells(way, places, rows, write)
         memo.ranks(places)  # every offer's rank in offer-key order, which views then only look up
         refit()
         list_ahead(state)

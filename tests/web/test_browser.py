@@ -133,7 +133,9 @@ def api(served: tuple[str, FxTable], path: str) -> Any:
 
 
 # Each cell's text and exact value: its `data-v`, or for the CNY figures without one, the value the
-# page's row gives (its ¥/h `data-h`, divided by its GPUs `data-n` and their GB `data-m`).
+# page's row gives: its ¥/h (`data-h`, else the price its cell shows × its FX rate), divided by its GPUs
+# and their GB; the rate, GPUs and GB from the row's head (`data-fx`, `data-n`, `data-m`), else from
+# their cells (api/web/row_head.py).
 TABLE_JS = """() => {
   const DERIVED = {
     cny_per_hour: (h) => h,
@@ -142,13 +144,16 @@ TABLE_JS = """() => {
   };
   const table = document.getElementById("market");
   const keys = Array.from(table.tHead.rows[0].cells, (th) => th.dataset.key);
+  const cell = (tr, key) => tr.cells[keys.indexOf(key)];
+  const carried = (tr, name, key) => Number(tr.dataset[name] ?? cell(tr, key).dataset.v ?? cell(tr, key).textContent);
   return Array.from(table.tBodies[0].rows, (tr) => {
     const row = {_fx_date: tr.dataset.d};
+    const h = tr.dataset.h ?? parseFloat(cell(tr, "price").textContent) * carried(tr, "fx", "fx_rate");
     Array.from(tr.cells).forEach((td, i) => {
       let value = td.dataset.v ?? null;
       if (value === "") value = null;
-      else if (value === null && keys[i] in DERIVED && tr.dataset.h !== undefined) {
-        value = String(DERIVED[keys[i]](Number(tr.dataset.h), Number(tr.dataset.n), Number(tr.dataset.m)));
+      else if (value === null && keys[i] in DERIVED && h !== "") {
+        value = String(DERIVED[keys[i]](Number(h), carried(tr, "n", "gpu_count"), carried(tr, "m", "gpu_memory_gb")));
       }
       row[keys[i]] = [td.textContent.trim(), value];
     });
@@ -200,6 +205,8 @@ def test_the_market_table_is_the_offers_answer(visit: Any, served: tuple[str, Fx
     assert tab.response.header_value("content-encoding") == "zstd"  # Chromium takes zstd, and reads it
     everything = table(page)
     assert_rows_are_the_offers(everything, api(served, "/offers?limit=5000")["offers"])
+    derived = page.locator("#market tbody tr:not([data-h])").count()  # ¥/h from the price and rate
+    assert 0 < derived < len(everything) and page.locator("#market tbody tr[data-n]").count() == 0
     tab.shot("market")
     filters = "pricing=on_demand,spot&provider=aws,azure,gcp,lambda&include_stale=false&include_unavailable=false"
     page = tab.go(f"/?{filters}")

@@ -1,4 +1,4 @@
-"""Pages are compressed at zlib-ng level 3, and pages over 1.5 MB at level 5 (what keeps the 37-column
+"""Pages are compressed at zlib-ng level 3, and pages over 1.5 MB at level 4 (what keeps the 37-column
 market of 2,000 offers under the 200 KB budget; benchmarks/pages.py prints the sizes); pages over
 500 KB that ISA-L's igzip writes small enough go by igzip instead (html.fast_if_small)."""
 

@@ -29,12 +29,14 @@ from api.limits import limits_of
 from api.offer_rows import ROW_BYTES, OfferRows
 from api.query import OffersParams
 from api.state import AppState
+from api.web import market as market_module
 from api.web.cell_memo import CellMemo, offer_key
 from api.web.html import Page
 from api.web.i18n import LANGUAGES
 from api.web.market import cell_memo, current_numbering, market, observed_values, sort_rows, sort_rows_fast
 from api.web.money import CNY
 from api.web.pages import market_page
+from api.web.row_head import HEAD
 from api.web.table import LISTED, raw_value
 from api.web.warm import EVERY_WAY_BYTES, keep_warm, warm_market
 from pricedb.models import Pricing, RunStatus
@@ -180,7 +182,7 @@ def test_a_warm_up_over_more_offers_than_the_memo_holds_keeps_the_first_visits_c
         assert len(small.current().offers) * EVERY_WAY_BYTES > memo.max_bytes, "the web round fits: shrink the cache"
         warm_market(small)
         kept_memo = small.cached_value(("market_cells", None, today), refuse_to_build)
-        currencies = {way[2] for way in kept_memo._ways if len(way) > 2}  # ('<tr>',): the rows' heads
+        currencies = {way[2] for way in kept_memo._ways if way[0] != HEAD}  # not the rows' heads' parts
         assert currencies == {CNY, None}, currencies
         assert kept_memo.cache_size <= kept_memo.max_bytes
         for lang in ("en", "zh"):
@@ -483,15 +485,18 @@ def test_the_cell_memo_knows_which_fields_hold_values_of_one_kind() -> None:
 
 def test_the_current_prices_are_ranked_and_notes_numbered_in_their_order(state: AppState) -> None:
     """Equal prices share a rank, a higher price has a higher one (the page sorts by them as the
-    server sorts by the prices); notes and sources are numbered in their texts' order from 1."""
+    server sorts by the prices), list prices ranked among them alike; notes and sources are
+    numbered in their texts' order from 1."""
     current = state.current()
     numbering = current_numbering(current)
     assert numbering is current_numbering(current)  # once per set of current offers
     assert "offer_json" not in current.derived  # read from the offers: no row made for every offer
     prices = [o.price for o in current.offers]
+    list_prices = [o.list_price for o in current.offers if o.list_price is not None]
     assert numbering.prices is not None  # the web round has a price beyond six decimals
-    assert any(raw_value(price) for price in prices)
-    for a in prices[:50]:
+    assert any(raw_value(price) for price in prices) and list_prices
+    prices += list_prices
+    for a in prices[:50] + list_prices[:50]:
         for b in prices:
             assert (numbering.prices[a] < numbering.prices[b]) == (a < b)
             assert (numbering.prices[a] == numbering.prices[b]) == (a == b)
@@ -577,3 +582,35 @@ def test_a_past_days_answer_is_charged_what_its_rows_hold(state: AppState, web_r
     assert answer.cache_size > 2 * len(answer.body)
     today = offers_result(state, OffersParams())
     assert today.cache_size == len(today.body)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_view_built_while_data_lands_is_of_one_set_of_offers(
+    state: AppState, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    """Data lands (every price changes) after the view read its `/offers` answer and before it numbered
+    the prices: the page is the new data's, every price cell's `data-v` its rank (none an exact value
+    of the offers before, which a sort in place would misplace among the ranks)."""
+    page = Page("/", [("cols", "provider,region,sku,pricing,price,notes")], "en", False)
+    warm_market(state)
+    landed: list[int] = []
+
+    def landing(step: Callable[..., Any]) -> Callable[..., Any]:
+        """`step` of building the view after the data landed, the first time a view takes it."""
+
+        def step_as_data_lands(*args: Any) -> Any:
+            if not landed:
+                landed.append(state.store.version)
+                state.store.write_with(lambda cur: cur.execute("UPDATE offers SET price = price * 1.5 + 0.0001"))
+            return step(*args)
+
+        return step_as_data_lands
+
+    with monkeypatch.context() as patched:  # the steps after the answer is read: fast, then plain
+        patched.setattr(market_module, "cell_memo", landing(market_module.cell_memo))
+        patched.setattr(market_module, "narrowed", landing(market_module.narrowed))
+        shown = market_page(state, page, fast)[0].body.decode()
+    assert landed and state.store.version != landed[0]
+    assert shown == market_page(state, page, fast=False)[0].body.decode()
+    prices = re.findall(r"<td data-v=([^>]*)>[0-9.]+ [A-Z]{3}/", shown)
+    assert prices and all(value.isdigit() for value in prices)

@@ -10,6 +10,7 @@ import json
 import re
 from html import unescape
 from html.parser import HTMLParser
+from itertools import combinations
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,7 +18,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.web.i18n import Words, negotiate
-from api.web.market import row_heads, sort_rows
+from api.web.market import sort_rows
+from api.web.row_head import READ_FROM_CELLS, cells_read, every_head_part, head_parts, per_hour_from_price, row_heads
 from api.web.table import column, column_cells, raw_value
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
@@ -335,11 +337,40 @@ def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
     assert cells("cny_per_gpu_hour", True) == ["<td>3.33", "<td data-v=3.3>3.30", "<td>—"]
     assert cells("cny_per_gb_hour", True) == ["<td>0.0417", '<td data-v="">—', "<td>—"]
     assert cells("cny_per_gb_hour", False) == [f"<td data-v={10.0 / 240}>0.0417", "<td>—", "<td>—"]  # no heads
-    assert [head.split("data-c=")[1] for head in row_heads(rows)] == [
-        '"USD" data-h=10.0 data-n=3 data-m=80.0>',
-        '"USD" data-h=10.0 data-n=3 data-m=80.0>',
-        '"">',
+    assert [head.split(" data-d=")[0] for head in row_heads(rows)] == [
+        ' data-h=10.0 data-fx="" data-n=3 data-m=80.0',
+        ' data-h=10.0 data-fx="" data-n=3 data-m=80.0',
+        ' data-h="" data-fx="" data-n=3 data-m=""',
     ]
+
+
+def test_a_row_head_holds_only_what_the_views_cells_do_not() -> None:
+    """The script reads a row's GPUs, GB per GPU and FX rate from their cells where the view shows
+    them, and works out its ¥/h as the price its cell shows × the FX rate where that is the stored
+    figure to the bit: the head keeps each of them only where it cannot."""
+    hourly = {"price": 1.25, "fx_rate": 7.125, "cny_per_hour": 1.25 * 7.125, "gpu_count": 2, "gpu_memory_gb": 80.0}
+    monthly = {**hourly, "price": 900.0, "cny_per_hour": 900.0 * 7.125 / 730}  # not price × rate
+    rounded = {**hourly, "price": 1.2345678, "cny_per_hour": 1.2345678 * 7.125}  # shown as 1.234568
+    rows = [{"fx_date": "2026-11-30", "currency": "USD", **row} for row in (hourly, monthly, rounded)]
+    every = row_heads(rows, cells_read({"price", "gpu_count", "gpu_memory_gb", "fx_rate", "sku"}))
+    assert every == [
+        ' data-d="2026-11-30" data-c="USD">',
+        f' data-h={900.0 * 7.125 / 730!r} data-d="2026-11-30" data-c="USD">',
+        f' data-h={1.2345678 * 7.125!r} data-d="2026-11-30" data-c="USD">',
+    ]
+    assert row_heads(rows[:1], cells_read({"gpu_count", "sku"})) == [
+        f' data-h={1.25 * 7.125!r} data-fx=7.125 data-m=80.0 data-d="2026-11-30" data-c="USD">'
+    ]
+    assert row_heads(rows[:1], ()) == [
+        f' data-h={1.25 * 7.125!r} data-fx=7.125 data-n=2 data-m=80.0 data-d="2026-11-30" data-c="USD">'
+    ]
+    assert per_hour_from_price(rows[0]) == rows[0]["cny_per_hour"]
+    assert per_hour_from_price(rows[2]) != rows[2]["cny_per_hour"]  # the text reads 1.234568
+
+
+def test_the_warm_up_writes_every_part_of_a_head_any_view_asks_for() -> None:
+    asked = {way for r in range(5) for read in combinations(READ_FROM_CELLS, r) for way, _ in head_parts(read)}
+    assert asked == {way for way, _ in every_head_part()}
 
 
 def test_notes_and_sources_are_numbered_and_each_written_once_below_the_market(client: TestClient) -> None:

@@ -79,13 +79,38 @@
       }
     }
 
+    // A number the row carries for its CNY figures: in its head (`data-<name>`, "" for none), else
+    // in its column's cell where the view shows it (api/web/row_head.py): the cell's `data-v`, else
+    // the number its text begins with (a price's `data-v` is its rank: its text, always).
+    const columns = new Map(heads.map((th, index) => [th.dataset.key, index]));
+    function numberOf(raw) {
+      const value = parseFloat(raw);
+      return Number.isNaN(value) ? null : value;
+    }
+    function inCell(tr, key) {
+      const td = tr.cells[columns.get(key)];
+      return numberOf(key === "price" ? td.textContent : td.dataset.v ?? td.textContent);
+    }
+    function carried(tr, name, key) {
+      const given = tr.dataset[name];
+      return given === undefined ? inCell(tr, key) : numberOf(given);
+    }
+
+    // A row's ¥/h: its `data-h`, else its price × its FX rate, the one multiplication the server
+    // checked gives the stored figure to the bit (as pricedb/normalize.py works it out).
+    function perHour(tr) {
+      return tr.dataset.h !== undefined ? numberOf(tr.dataset.h) : inCell(tr, "price") * carried(tr, "fx", "fx_rate");
+    }
+
     // A CNY figure: its `data-v` ("": none), else worked out from its row's ¥/h, GPUs and GB per
     // GPU as the server does (api/web/table.py DERIVED_MONEY: one division, the same double).
     function cny(tr, td, key) {
       const raw = td.dataset.v;
       if (raw !== undefined) return raw === "" ? null : parseFloat(raw);
       const derive = DERIVED[key];
-      return derive && tr.dataset.h !== undefined ? derive(parseFloat(tr.dataset.h), Number(tr.dataset.n), Number(tr.dataset.m)) : null;
+      if (!derive) return null;
+      const h = perHour(tr);
+      return h === null ? null : derive(h, carried(tr, "n", "gpu_count"), carried(tr, "m", "gpu_memory_gb"));
     }
 
     function cellValue(tr, index, kind, key) {
@@ -137,7 +162,7 @@
           if (value === null) continue;
           let rate = null;
           if (currency === "CNY") rate = 1;
-          else if (currency === "native") rate = parseFloat(tr.dataset.fx) || null;
+          else if (currency === "native") rate = carried(tr, "fx", "fx_rate") || null;
           else rate = (rates[tr.dataset.d] || {})[currency] || null;
           td.textContent = rate === null ? MISSING : amount(value / rate) + (currency === "native" ? " " + tr.dataset.c : "");
         }
