@@ -78,14 +78,20 @@ SMALLEST_COMPRESSED = 512  # smaller pages go as they are: compressing saves not
 # Pages over 500 KB go at a fast setting where it writes them small enough (`fast_if_small`): brotli
 # quality 1 and ISA-L's igzip level 2 take a fifth to a third of quality 3's and zlib-ng's time and
 # write 8-25% more. The 37-column market of 2,000 offers sorted by region (rows of one provider
-# together) is then 152 KB as brotli in ~3 ms where quality 3 writes 141 KB in ~7.5 ms, 179 KB as
-# gzip in ~1.6 ms where zlib-ng 5 writes 144 KB in ~8 ms; sorted by price (providers interleaved)
-# quality 1 would write 196 KB and igzip 243 KB, so it takes the strong settings, as before.
+# together, 1.6 MB since round 9) is then 144 KB as brotli quality 1 and 168 KB as igzip 2; sorted by
+# price (providers interleaved) 179 KB as brotli quality 1 (~5 ms, where quality 3 takes ~12 ms) but
+# 223 KB as igzip, so gzip takes the strong setting there (measured on a host at 2/3 of its best speed).
 FAST_FROM_BYTES = 500_000
 BROTLI_FAST_QUALITY = 1
 GZIP_FAST_LEVEL = 2  # igzip's levels are 0-3; 3 is as slow as zlib-ng's 5 and writes more
 PROBE_SHARE = 8  # the share of a page compressed to tell whether the fast setting writes it small enough
-FAST_ENOUGH_BYTES = 175_000  # what the probe may predict for the fast setting
+# The probe reads 0.93-1.17× what the fast setting writes for the whole page on the market's views of
+# 2,000 offers: over where providers interleave (sorted by price, ¥/GB·h, card: rows alike lie farther
+# apart than an eighth), under where a provider's rows come together. Brotli quality 1 writes the
+# all-columns view sorted by price in 179-183 KB, which a probe of 206-212 KB must let through;
+# igzip's 223-230 KB (probe 246-255 KB) must not. A page the probe lets through in vain costs one fast
+# compression more (brotli ~5 ms, igzip ~3 ms for 1.6 MB): its result is checked against `most`.
+FAST_ENOUGH_BYTES = 215_000  # what the probe may predict for the fast setting
 FAST_MOST_BYTES = 190_000  # what the fast setting may write (the budget is 200 KB)
 
 
@@ -216,7 +222,8 @@ def fast_if_small(
 ) -> bytes:
     """`body` compressed by `fast` where that is small enough, else by `strong`. Its middle eighth
     compressed by `fast` (an eighth of its time) tells: over `enough` for the whole page, `strong`
-    (an eighth predicts 5-15% more than the whole gets); else `fast`, unless it wrote `most` or more."""
+    (an eighth predicts 7% less to 17% more than the whole gets); else `fast`, unless it wrote `most`
+    or more."""
     share = len(body) // PROBE_SHARE
     start = (len(body) - share) // 2
     if share == 0 or len(fast(body[start : start + share])) * len(body) > enough * share:

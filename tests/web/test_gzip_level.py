@@ -18,6 +18,7 @@ from api.web.html import (
     GZIP_LEVEL,
     GZIP_LEVEL_LARGE,
     LARGE_PAGE_BYTES,
+    PROBE_SHARE,
     fast_if_small,
     gzipped,
 )
@@ -85,3 +86,15 @@ def test_a_fast_setting_that_writes_too_much_after_all_gives_way_to_the_strong_o
     assert fast_if_small(body, lambda data: b"f" * (FAST_ENOUGH_BYTES // 8 - 1), lambda data: b"s") == b"f" * (
         FAST_ENOUGH_BYTES // 8 - 1
     )
+
+
+def test_a_probe_that_reads_high_still_lets_a_fast_setting_that_fits_through() -> None:
+    # The market sorted by price: brotli quality 1's eighth reads ~16% over what the whole page gets.
+    body = page_of(FAST_FROM_BYTES * 2)
+    whole = FAST_MOST_BYTES - 10_000
+    eighth = int(whole * 1.16) // PROBE_SHARE
+
+    def fast(data: bytes) -> bytes:
+        return b"f" * (eighth if len(data) < len(body) else whole)
+
+    assert fast_if_small(body, fast, lambda data: b"strong") == b"f" * whole
