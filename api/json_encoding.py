@@ -13,16 +13,15 @@ again, where an answer is compressed for one client."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import brotli
 import numpy as np
-import zstandard
 from isal import igzip
 
 from api.accept_encoding import preferred
+from api.kept_zstd import KeptZstd
 from pricedb.scratch import Room
 
 Pieces = Sequence[bytes | memoryview]  # an answer's bytes in order (a whole answer: one bytes)
@@ -34,19 +33,7 @@ BROTLI_QUALITY = 1  # 31 KB in ~0.7 ms; quality 2 as small, twice as slow
 GZIP_LEVEL = 1  # igzip: 34 KB in ~0.4 ms (the client's zlib then takes ~0.9 ms to read it)
 
 
-_zstd_held = zstandard.ZstdCompressor(level=ZSTD_LEVEL)  # its context (1.4 MB) made once, kept
-_zstd_lock = threading.Lock()  # a compressor must not be used by two threads at once
-
-
-def _zstd(body: Buffer) -> bytes:
-    """One zstd frame; by the kept compressor, or a new one while another thread uses it (a
-    compressor's context is ~70 pages to fault in)."""
-    held = _zstd_lock.acquire(blocking=False)
-    try:
-        return (_zstd_held if held else zstandard.ZstdCompressor(level=ZSTD_LEVEL)).compress(body)
-    finally:
-        if held:
-            _zstd_lock.release()
+_zstd = KeptZstd(ZSTD_LEVEL)  # its context (1.4 MB) made once, kept
 
 
 def _brotli(body: Buffer) -> bytes:
@@ -58,7 +45,7 @@ def _gzip(body: Buffer) -> bytes:
 
 
 # In the order preferred when the client weighs them the same: the smallest first.
-CODINGS: dict[str, Callable[[Buffer], bytes]] = {"zstd": _zstd, "br": _brotli, "gzip": _gzip}
+CODINGS: dict[str, Callable[[Buffer], bytes]] = {"zstd": _zstd.compress, "br": _brotli, "gzip": _gzip}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ instead (`fast_if_small`: brotli quality 1, ISA-L's igzip level 2, the `isal` pa
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
@@ -32,7 +31,6 @@ from typing import Any
 from urllib.parse import quote_plus, urlencode
 
 import brotli
-import zstandard
 from fastapi import Request
 from fastapi.responses import Response
 from isal import igzip
@@ -40,6 +38,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from zlib_ng import gzip_ng
 
 from api.accept_encoding import preferred
+from api.kept_zstd import KeptZstd
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
 from api.web.offer_id import LinkIds, offer_id
@@ -248,15 +247,12 @@ def gzipped(body: bytes) -> bytes:
     return _gzip_strong(body)
 
 
-_zstd = threading.local()  # a ZstdCompressor must not be used by two threads at once
+_zstd = KeptZstd(ZSTD_LEVEL)
 
 
 def zstd_compressed(body: bytes) -> bytes:
     """`body` as one zstd frame (with its size, no checksum: the same page is the same bytes)."""
-    compressor = getattr(_zstd, "compressor", None)
-    if compressor is None:
-        compressor = _zstd.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-    return compressor.compress(body)
+    return _zstd.compress(body)
 
 
 def brotli_quality(size: int) -> int:

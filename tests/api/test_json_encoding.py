@@ -79,14 +79,14 @@ def test_the_headers_are_a_starlette_responses(accept_encoding: str, size: int) 
 
 
 def test_zstd_while_another_thread_holds_the_kept_compressor() -> None:
-    with json_encoding._zstd_lock:  # another thread compressing: this one makes its own compressor
+    with json_encoding._zstd.lock:  # another thread compressing: this one makes its own compressor
         done: list[EncodedJson] = []
         thread = threading.Thread(target=lambda: done.append(encoded_json(_pieces(ANSWER), "zstd")))
         thread.start()
         thread.join()
     assert DECODERS["zstd"](done[0].body) == ANSWER
-    assert json_encoding._zstd_lock.acquire(blocking=False)  # and left the kept one free
-    json_encoding._zstd_lock.release()
+    assert json_encoding._zstd.lock.acquire(blocking=False)  # and left the kept one free
+    json_encoding._zstd.lock.release()
 
 
 def test_accept_encoding_is_read_from_every_line_of_the_header() -> None:
