@@ -16,6 +16,7 @@ from api.estimator import EstimateQuery, memo, per_gpu_plan
 from api.estimator.catalog import all_models
 from api.estimator.estimate import ESTIMATE_BYTES, PER_GPU_BYTES, _cached_build, _per_gpu, cached_estimate
 from api.estimator.resolution import _ARCH_FIELDS, RESOLVED_BYTES, _Architecture, _resolve
+from tests.helpers import freeze_survivors
 
 MODELS = [spec.name for spec in all_models()]
 WORKLOADS = ("inference", "lora", "qlora", "full_finetune")
@@ -38,12 +39,8 @@ def _query(i: int, workload: str, **given: Any) -> EstimateQuery:
 def _held_per_entry(arguments: list[tuple[Any, ...]], keep: Callable[..., Any]) -> float:
     """What the memo holds for each new entry `keep(*arguments)` makes, its key's objects included:
     the arguments are made before tracing and dropped before the count, so only what the memo keeps
-    of them counts. What lived before is frozen out of the collections (as the suite does after
-    collecting, tests/conftest.py), so they walk only what the measure made: in a worker of the whole
-    suite millions of objects outlive their tests, and walking them at each measure cost this file
-    ~20 s CPU (2.8 s alone). Nothing is unfrozen again: that would unfreeze the suite's own freeze."""
-    gc.collect()
-    gc.freeze()
+    of them counts."""
+    freeze_survivors()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for args in arguments:
