@@ -11,7 +11,7 @@ import pickle
 import shutil
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -281,6 +281,46 @@ def store(settings: Settings, _migrated_db: Path):
     price_store = PriceStore(settings)
     yield price_store
     price_store.close()
+
+
+Seed = Callable[[PriceStore], object]
+SeededStore = Callable[[Seed], PriceStore]  # the `store_seeded_by` fixture
+
+
+@pytest.fixture(scope="session")
+def _seeded_databases() -> dict[Seed, Path]:
+    """What each seed wrote, made once per worker (`store_seeded_by`)."""
+    return {}
+
+
+@pytest.fixture
+def store_seeded_by(
+    settings: Settings,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    _migrated_db: Path,
+    _seeded_databases: dict[Seed, Path],
+) -> SeededStore:
+    """`store`, holding what `seed` writes: the seed runs once per worker, into a copy of the migrated
+    database, and each test starts from a private copy of what it wrote (so a test may write too).
+    Seeding per test cost 100-150 ms CPU each (DuckDB transactions), hundreds of times."""
+
+    def seeded(seed: Seed) -> PriceStore:
+        if seed not in _seeded_databases:
+            made = make_settings(tmp_path_factory.mktemp("seeded"))
+            shutil.copyfile(_migrated_db, made.db)
+            seeding = PriceStore(made)
+            try:
+                seed(seeding)
+            finally:
+                seeding.close()
+            _seeded_databases[seed] = made.db
+        assert not settings.db.exists(), "a test's database was opened before its seeded copy was placed"
+        settings.db.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_seeded_databases[seed], settings.db)
+        return request.getfixturevalue("store")  # opened and closed as `store` (it keeps a file already there)
+
+    return seeded
 
 
 # ECB 2022-07-08 (fixtures/fx): USD 1.0163, CNY 6.8095, INR 80.5280 per EUR.

@@ -18,6 +18,7 @@ from api.cli import main as cli
 from pricedb.models import Pricing
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.conftest import SeededStore
 from tests.helpers import NOW, assert_422_naming, make_quote, make_run, seed_fx
 
 PCIE = {"form_factor": "PCIe", "interconnect": "PCIe"}
@@ -38,8 +39,7 @@ def cny_per_hour(sku: str) -> float:
     return MACHINES[sku][4] * CNY_PER_USD
 
 
-@pytest.fixture
-def seeded(store: PriceStore) -> PriceStore:
+def _seed(store: PriceStore) -> None:
     seed_fx(store)  # 1 USD = ¥7
     for provider in ("aws", "azure"):
         quotes = [
@@ -48,7 +48,11 @@ def seeded(store: PriceStore) -> PriceStore:
             for sku, (owner, count, memory, card, price) in MACHINES.items() if owner == provider
         ]  # fmt: skip
         store.record_run(make_run(provider, quotes))
-    return store
+
+
+@pytest.fixture
+def seeded(store_seeded_by: SeededStore) -> PriceStore:
+    return store_seeded_by(_seed)
 
 
 def _client(store: PriceStore, settings: Settings):

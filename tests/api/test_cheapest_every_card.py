@@ -22,6 +22,7 @@ from api.cli import main as cli
 from pricedb.cards import card
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.conftest import SeededStore
 from tests.helpers import NOW, assert_422_naming, make_quote, make_run, seed_fx, serving
 
 SXM4 = {"form_factor": "SXM4", "interconnect": "NVLink"}
@@ -43,8 +44,7 @@ def cny_per_hour(sku: str) -> float:
     return MACHINES[sku][5] * CNY_PER_USD
 
 
-@pytest.fixture
-def seeded(store: PriceStore) -> PriceStore:
+def _seed(store: PriceStore) -> None:
     seed_fx(store)
     for provider in ("oci", "verda", "autodl"):
         quotes = [
@@ -53,7 +53,11 @@ def seeded(store: PriceStore) -> PriceStore:
             for sku, (owner, model, count, memory, form, price) in MACHINES.items() if owner == provider
         ]  # fmt: skip
         store.record_run(make_run(provider, quotes))
-    return store
+
+
+@pytest.fixture
+def seeded(store_seeded_by: SeededStore) -> PriceStore:
+    return store_seeded_by(_seed)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from api.query import CheapestParams
 from pricedb.models import Availability, PriceStep, Pricing, Unit
 from pricedb.queries import CurrentOffers, Offer
 from pricedb.settings import Settings
+from tests.helpers import freeze_survivors
 
 SETTINGS = Settings()
 OBSERVED = datetime(2026, 11, 29, 8, 0)
@@ -279,7 +280,7 @@ def test_mem_options_are_charged_at_least_what_they_hold() -> None:
     for question in ({"mem": "40"}, {"mem": "16", "limit": "50"}, {"mem": "80", "gpu": "H100", "limit": "1"}):
         query = CheapestParams.model_validate(question).to_query()
         rows = candidates(columns, query, None).rows
-        gc.collect()
+        freeze_survivors()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
         kept = MemOptions(columns, rows, query, SETTINGS)
@@ -314,7 +315,7 @@ def test_offer_pieces_stay_within_their_bound_and_answers_do_not_change() -> Non
     assert 0 < len(columns.pieces) < len(offers)
 
     roomy = OfferPieces(offers, 2**30)
-    gc.collect()
+    freeze_survivors()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for row in range(len(offers)):

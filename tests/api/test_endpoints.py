@@ -11,11 +11,11 @@ from api.app import create_app
 from pricedb.models import Availability, Pricing, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.conftest import SeededStore
 from tests.helpers import NOW, assert_422_naming, make_quote, make_run, seed_fx
 
 
-@pytest.fixture
-def seeded(store: PriceStore) -> PriceStore:
+def _seed(store: PriceStore) -> None:
     seed_fx(store)  # 1 USD = ¥7
     store.record_run(
         make_run(
@@ -41,7 +41,11 @@ def seeded(store: PriceStore) -> PriceStore:
             ],
         )
     )  # fmt: skip
-    return store
+
+
+@pytest.fixture
+def seeded(store_seeded_by: SeededStore) -> PriceStore:
+    return store_seeded_by(_seed)
 
 
 @pytest.fixture

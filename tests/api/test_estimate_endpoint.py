@@ -4,6 +4,9 @@ input for every parameter is a 422 in the one error shape, naming the parameter.
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,19 +16,26 @@ from api.cli import main as cli
 from api.cli.options import ESTIMATOR_OPTIONS
 from api.estimator import EstimateQuery
 from api.query import EstimatorFields
-from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.conftest import make_settings
 from tests.helpers import assert_422_naming
 
 CONTRACT_FIELDS = {"total_gb", "per_gpu_gb", "low_gb", "high_gb", "borderline", "breakdown", "assumptions"}
 CONTRACT_BREAKDOWN = {"weights_gb", "kv_cache_gb", "activations_gb", "gradients_gb", "optimizer_gb", "overhead_gb"}
 
 
-@pytest.fixture
-def client(settings: Settings, store: PriceStore):
-    # /estimate needs no prices: an empty store is enough (a copy of the migrated one, not a new file).
-    with TestClient(create_app(settings, store=store, schedule=False)) as test_client:
-        yield test_client
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory, _migrated_db: Path) -> Iterator[TestClient]:
+    """/estimate needs no prices: one app over an empty store (a copy of the migrated one) answers the
+    module's questions (an app and a store per test cost ~60 ms CPU each, 48 times)."""
+    settings = make_settings(tmp_path_factory.mktemp("estimate"))
+    shutil.copyfile(_migrated_db, settings.db)
+    store = PriceStore(settings)
+    try:
+        with TestClient(create_app(settings, store=store, schedule=False)) as test_client:
+            yield test_client
+    finally:
+        store.close()
 
 
 def test_the_parameters_are_the_estimators() -> None:

@@ -12,6 +12,7 @@ from pricedb.models import Pricing, RunStatus
 from pricedb.settings import Settings
 from pricedb.snapshot import snapshot_at, snapshot_of_day
 from pricedb.store import PriceStore, utc_naive
+from tests.conftest import SeededStore
 from tests.helpers import NOW, make_quote, make_run, seed_fx, serving
 
 DAY1, DAY2, DAY3, DAY4 = (NOW - timedelta(days=3 - i) for i in range(4))  # 08:00 UTC on Nov 26..29
@@ -30,8 +31,7 @@ def nc24(price: float, at=NOW):
                       gpu_memory_gb=80.0, price=price, observed_at=at)  # fmt: skip
 
 
-@pytest.fixture
-def market(store: PriceStore) -> PriceStore:
+def _seed(store: PriceStore) -> None:
     """Four days of runs:
     day 1: aws lists p4d 20.0, p4de 27.0, spot 8.0 (one run covering both pricings); azure nc24 3.6
     day 2: aws p4d 21.0 and p4de 27.0 (list prices only, spot scope not run); azure run FAILS
@@ -60,7 +60,11 @@ def market(store: PriceStore) -> PriceStore:
     )
     store.record_run(make_run("azure", [], status=RunStatus.SKIPPED, error="no key", finished_at=DAY4))
     store.record_run(make_run("aws", [make_quote(price=21.0, observed_at=DAY4)], finished_at=DAY4, pricings=on_demand))
-    return store
+
+
+@pytest.fixture
+def market(store_seeded_by: SeededStore) -> PriceStore:
+    return store_seeded_by(_seed)
 
 
 def prices(snapshot) -> dict[tuple[str, ...], float]:

@@ -17,6 +17,7 @@ from api.limits import limits_of
 from api.query import CheapestParams, as_routed
 from api.query_fast import ReusedQuestions, plain_given, plain_params, query_pairs
 from pricedb.settings import Settings
+from tests.helpers import freeze_survivors
 
 SETTINGS = Settings(max_limit=50)
 VALUES = {
@@ -180,11 +181,9 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
         for hours in ("1", "24", "731"):
             ask(ReusedQuestions(2**30), job, hours)
     # What lives now was made before tracing, so none of it is counted; frozen, it is left out of the
-    # collections below, which then walk only what the questions made (a walk of a whole xdist worker's
-    # heap took ~0.2 s, 48 times: two thirds of this test's CPU). Garbage the questions make is still
-    # collected before it is counted: nothing frozen can come to refer to it.
-    gc.collect()
-    gc.freeze()
+    # collections below (a walk of a whole xdist worker's heap took ~0.2 s, 48 times: two thirds of
+    # this test's CPU).
+    freeze_survivors()
     estimator_bound = estimator_memo.max_bytes()
     estimator_memo.bound(0)
     try:
@@ -200,7 +199,6 @@ def test_questions_kept_for_reuse_are_charged_what_they_hold_and_stay_within_the
             assert allocated <= charged <= 2 * allocated, job
     finally:
         estimator_memo.bound(estimator_bound)
-        gc.unfreeze()
 
     bound = 12 * roomy.bytes // len(jobs)  # room for about twelve of them (one may take an eighth: ByteLRU)
     small = ReusedQuestions(bound)
@@ -217,7 +215,7 @@ def _held_by_params(questions: list[dict[str, str]], read: Callable[[dict[str, s
     import gc
     import tracemalloc
 
-    gc.collect()
+    freeze_survivors()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     kept = [read(given) for given in questions]

@@ -16,6 +16,7 @@ from api.estimator import EstimateQuery, memo, per_gpu_plan
 from api.estimator.catalog import all_models
 from api.estimator.estimate import ESTIMATE_BYTES, PER_GPU_BYTES, _cached_build, _per_gpu, cached_estimate
 from api.estimator.resolution import _ARCH_FIELDS, RESOLVED_BYTES, _Architecture, _resolve
+from tests.helpers import freeze_survivors
 
 MODELS = [spec.name for spec in all_models()]
 WORKLOADS = ("inference", "lora", "qlora", "full_finetune")
@@ -39,7 +40,7 @@ def _held_per_entry(arguments: list[tuple[Any, ...]], keep: Callable[..., Any]) 
     """What the memo holds for each new entry `keep(*arguments)` makes, its key's objects included:
     the arguments are made before tracing and dropped before the count, so only what the memo keeps
     of them counts."""
-    gc.collect()
+    freeze_survivors()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for args in arguments:

@@ -20,6 +20,7 @@ from pricedb.formats.sheet import SHEET_COLUMNS
 from pricedb.models import Availability, InstanceZone, Pricing, RunStatus, Unit
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
+from tests.conftest import SeededStore
 from tests.helpers import NOW, make_quote, make_run, seed_fx, serving
 
 # skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py and fetch_azure.py USEFUL_COLUMNS.
@@ -30,8 +31,7 @@ SKYPILOT_AZURE = ["InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs"
                   "SpotPrice", "Region", "Generation"]  # fmt: skip
 
 
-@pytest.fixture
-def seeded(store: PriceStore) -> PriceStore:
+def _seed(store: PriceStore) -> None:
     seed_fx(store)  # 1 USD = ¥7 = 1 EUR
     store.record_run(
         make_run(
@@ -65,7 +65,11 @@ def seeded(store: PriceStore) -> PriceStore:
             ],
         )
     )  # fmt: skip
-    return store
+
+
+@pytest.fixture
+def seeded(store_seeded_by: SeededStore) -> PriceStore:
+    return store_seeded_by(_seed)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pricedb.offer_filter import OfferFilter, matches
 from pricedb.queries import Coverage, HeldOffer, Offer, RunState
 from pricedb.snapshot import MarketState, market_state, snapshot_at, snapshot_page
 from pricedb.store import PriceStore, RunRecord
-from tests.helpers import make_quote, make_run, seed_fx
+from tests.helpers import freeze_survivors, make_quote, make_run, seed_fx
 
 START = datetime(2026, 10, 1, 0, 0)
 PROVIDERS = ("aws", "azure", "lambda")
@@ -160,7 +160,7 @@ def test_a_market_state_is_charged_what_it_holds() -> None:
     import gc
     import tracemalloc
 
-    gc.collect()
+    freeze_survivors()
     tracemalloc.start()
     coverage, newest_ok, held = {}, {}, {}
     for i in range(200):

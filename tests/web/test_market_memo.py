@@ -41,7 +41,7 @@ from api.web.table import LISTED, raw_value
 from api.web.warm import EVERY_WAY_BYTES, keep_warm, warm_market
 from pricedb.models import Pricing, RunStatus
 from pricedb.queries import CurrentOffers
-from tests.helpers import make_run
+from tests.helpers import freeze_survivors, make_run
 from tests.web.conftest import WebRound, open_copy, quote_of
 
 EVERY_COLUMN = (
@@ -569,7 +569,7 @@ def test_a_past_days_answer_is_charged_what_its_rows_hold(state: AppState, web_r
     state.cached_bytes()
     with state._lock:
         state._answers.clear()
-    gc.collect()
+    freeze_survivors()
     tracemalloc.start()
     try:
         answer = offers_result(state, params)
