@@ -122,10 +122,9 @@ def past_digest_body(state: AppState, day: date) -> bytes:
     else:
         now = state.clock()
         kept = kept_digest_body(cur, answers_folder(state.store.path), day, state.settings.digest_zone, now)
-        if kept is not None:
-            body = with_member_replaced(kept, "built_at", iso_utc(now), BEFORE_BUILT_AT)
-        if body is not None:  # a kept digest is of a day that was over when it was built: not partial
-            body = with_new_members(body, [("stored", False), ("note", ON_DEMAND_NOTE), ("deliveries", deliveries)])
+        if kept is not None:  # a kept digest is of a day that was over when it was built: not partial
+            added = [("stored", False), ("note", ON_DEMAND_NOTE), ("deliveries", deliveries)]
+            body = with_member_replaced(kept, "built_at", iso_utc(now), BEFORE_BUILT_AT, added)
     return body if body is not None else dumps(digest_payload(state, day))
 
 

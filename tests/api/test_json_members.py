@@ -22,6 +22,8 @@ def test_members_set_on_the_bytes_are_those_set_on_the_parsed_object() -> None:
     assert replaced == dumps({**DIGEST_LIKE, "built_at": "2027-01-01T00:00:00Z"})
     added = [("stored", False), ("note", '注 "n"'), ("deliveries", [{"target": "t", "error": None}])]
     assert with_new_members(body, added) == dumps({**DIGEST_LIKE, **dict(added)})
+    both = with_member_replaced(body, "built_at", "2027-01-01T00:00:00Z", ("date", "window"), added)
+    assert both == dumps({**DIGEST_LIKE, "built_at": "2027-01-01T00:00:00Z", **dict(added)})
 
 
 def test_a_body_in_another_shape_is_refused() -> None:
