@@ -8,9 +8,8 @@ more goes as zstd to clients that take it (httpx, Chromium and Firefox send `gzi
 else brotli quality 1, else ISA-L's igzip level 1 (the `isal` package), else as it is; the client's
 q-values decide (api.accept_encoding). Each decodes to the very bytes sent as they are. Such an answer
 says `Vary: Accept-Encoding` whichever way it goes, so a cache keeps the ways apart; smaller answers go
-as they are, with no Vary, as before. `/digest` (JSON or Markdown) goes the same way: a day of many
-changes at 50,000 offers is ~3.9 MB that zstd writes in ~0.2 MB. The pages (api.web.html) compress
-harder: they are kept and sent again, where an answer is compressed for one client."""
+as they are, with no Vary, as before. The pages (api.web.html) compress harder: they are kept and sent
+again, where an answer is compressed for one client."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.digests import atom_answer, digest_answer
-from api.json_encoding import EncodedJson, accept_encoding_of, encoded_json
 from api.query import DigestParams
 from api.routes.deps import State, off_the_loop
 from api.routes.responses import TEXT, errors, ok
@@ -17,20 +16,13 @@ router = APIRouter(tags=["digest"])
 
 
 @router.get("/digest", responses={**ok(**{"application/json": {}, "text/markdown": TEXT}), **errors(422, 503)})
-async def digest(request: Request, params: Annotated[DigestParams, Query()], state: State) -> Response:
+async def digest(params: Annotated[DigestParams, Query()], state: State) -> Response:
     """What changed on `date` (default: yesterday in the digest's time zone) against the day before:
     `changes` (old → new, absolute and %, native and ¥/GB·h), `new`, `withdrawn`, `failed_providers`,
     `cheapest` per GPU memory size and pricing. A provider whose run failed never produces withdrawn
-    offers. `format=md` gives the same as Markdown. An answer of 8 KB or more goes compressed as
-    the request's Accept-Encoding allows (zstd, brotli, gzip), as `/offers/history` does."""
-    accept_encoding = accept_encoding_of(request.scope["headers"])
-
-    def answer() -> tuple[EncodedJson, str]:
-        body, media_type = digest_answer(state, params)
-        return encoded_json([body], accept_encoding), media_type
-
-    encoded, media_type = await off_the_loop(state, answer, heavy=True)
-    return Response(content=encoded.body, media_type=media_type, headers=encoded.headers)
+    offers. `format=md` gives the same as Markdown."""
+    body, media_type = await off_the_loop(state, lambda: digest_answer(state, params), heavy=True)
+    return Response(content=body, media_type=media_type)
 
 
 @router.get("/digest.atom", response_class=Response, responses={**ok(**{"application/atom+xml": TEXT}), **errors(503)})
