@@ -6,10 +6,13 @@ is not in the shape that makes that so; the caller then parses it."""
 from __future__ import annotations
 
 import json
+import mmap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from api.state import dumps
+
+Body = bytes | mmap.mmap  # an object's JSON, read or mapped from its file (slices of either are bytes)
 
 
 def with_new_members(body: bytes, members: Iterable[tuple[str, Any]]) -> bytes | None:
@@ -20,8 +23,8 @@ def with_new_members(body: bytes, members: Iterable[tuple[str, Any]]) -> bytes |
     return _joined([memoryview(body)[:-1]], members)
 
 
-def _an_object(body: bytes) -> bool:
-    return body.startswith(b"{") and body.endswith(b"}") and len(body) >= 3
+def _an_object(body: Body) -> bool:
+    return body[:1] == b"{" and body[-1:] == b"}" and len(body) >= 3
 
 
 def _joined(pieces: list[bytes | memoryview], members: Iterable[tuple[str, Any]]) -> bytes:
@@ -32,7 +35,7 @@ def _joined(pieces: list[bytes | memoryview], members: Iterable[tuple[str, Any]]
     return b"".join([*pieces, *added, b"}"])
 
 
-def member_at(body: bytes, key: str, keys_before: Sequence[str]) -> int | None:
+def member_at(body: Body, key: str, keys_before: Sequence[str]) -> int | None:
     """Where the object's own member `key` starts in `body` (at its comma), where `keys_before` are
     the members ahead of it, in order: they are parsed (a few short members) to prove the match is
     not text inside a value or a nested object's key, and must be written as `dumps` writes them
@@ -52,7 +55,7 @@ def member_at(body: bytes, key: str, keys_before: Sequence[str]) -> int | None:
 
 
 def with_member_replaced(
-    body: bytes, key: str, value: str, keys_before: Sequence[str], members: Iterable[tuple[str, Any]] = ()
+    body: Body, key: str, value: str, keys_before: Sequence[str], members: Iterable[tuple[str, Any]] = ()
 ) -> bytes | None:
     """`body` with its text member `key` (found by `member_at`) given `value`, and `members` set
     after its own as `with_new_members` sets them, in one copy of the body."""
