@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import mmap
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from api.json_members import member_at, with_member_replaced, with_new_members
 from api.query import DigestParams
 from api.state import AppState, dumps, now_utc
 from pricedb.clock import iso_utc
-from pricedb.day_answers import DIGEST, answers_folder, load_day_answer
+from pricedb.day_answers import DIGEST, answers_folder, map_day_answer
 from pricedb.digest import (
     build_digest,
     day_window,
@@ -89,17 +90,18 @@ def kept_digest(cur: Any, folder: Path, day: date, zone: ZoneInfo, now: datetime
     body = kept_digest_body(cur, folder, day, zone, now)
     if body is None:
         return None
-    digest = json.loads(body)
+    digest = json.loads(body[:])
     digest["built_at"] = iso_utc(now)
     return digest
 
 
-def kept_digest_body(cur: Any, folder: Path, day: date, zone: ZoneInfo, now: datetime) -> bytes | None:
-    """`kept_digest`'s JSON as kept, with the `built_at` of its build."""
+def kept_digest_body(cur: Any, folder: Path, day: date, zone: ZoneInfo, now: datetime) -> mmap.mmap | None:
+    """`kept_digest`'s JSON as kept, with the `built_at` of its build: its file mapped, not read
+    (pricedb.day_answers.map_day_answer), as `past_digest_body` copies it once into the answer."""
     _, end = day_window(day, zone)
     if end > now:
         return None
-    return load_day_answer(cur, folder, DIGEST, day, zone.key, end)
+    return map_day_answer(cur, folder, DIGEST, day, zone.key, end)
 
 
 # build_digest's members ahead of `built_at`, in its order
@@ -122,10 +124,9 @@ def past_digest_body(state: AppState, day: date) -> bytes:
     else:
         now = state.clock()
         kept = kept_digest_body(cur, answers_folder(state.store.path), day, state.settings.digest_zone, now)
-        if kept is not None:
-            body = with_member_replaced(kept, "built_at", iso_utc(now), BEFORE_BUILT_AT)
-        if body is not None:  # a kept digest is of a day that was over when it was built: not partial
-            body = with_new_members(body, [("stored", False), ("note", ON_DEMAND_NOTE), ("deliveries", deliveries)])
+        if kept is not None:  # a kept digest is of a day that was over when it was built: not partial
+            added = [("stored", False), ("note", ON_DEMAND_NOTE), ("deliveries", deliveries)]
+            body = with_member_replaced(kept, "built_at", iso_utc(now), BEFORE_BUILT_AT, added)
     return body if body is not None else dumps(digest_payload(state, day))
 
 

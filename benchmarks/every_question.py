@@ -20,7 +20,9 @@ GPU, or model, workload, context and batch), so the answer cache never helps.
 References in the same run:
 - trivial endpoint: p50 at 1 connection and requests/s at 8 (wrk, as the questions); for history, each
   question is asked right after a trivial request by the same client (httpx), and the figure's ratio is
-  the median of those pairs' ratios;
+  the median of those pairs' ratios; one offer's history is asked compressed and not in alternation,
+  each way its own new offers, with the history files in the page cache (said before the rows), then
+  once more from the disk (see `in_page_cache`);
 - gpuhunt: gpuhunt's own filter (`constraints.matches` with `min_total_gpu_memory`, `gpu_name`) and
   sort by price over gpuprice's gpuhunt export (`/export/gpuhunt/<provider>.csv`, read by gpuhunt's
   `storage.load`), in memory in this process, no HTTP, on the same question mix, in 2 s blocks
@@ -262,6 +264,7 @@ def serve(db: Path, port: int, now: str, warm: bool) -> None:
 
 class Server:
     def __init__(self, db: Path, built_at: datetime, warm: bool = False) -> None:
+        self.db = db
         self.port = free_port()
         now = (built_at + SERVER_CLOCK).isoformat()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -526,9 +529,11 @@ def history_on(server: Server, built_at: datetime, repeat: int, scale: str) -> N
         trivial = median_ms(client, [TRIVIAL] * 50)
         keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
         questions = history_questions(keys, built_at, repeat)
-        offers = history_questions(keys, built_at, OFFER_QUESTIONS)["offer"]
-        offer = interleaved(server, client, offers)
-        plain = interleaved(server, client, offers, PLAIN)
+        offers = history_questions(keys, built_at, 3 * OFFER_QUESTIONS)["offer"]
+        cached = in_page_cache(server.db)
+        offer, plain = interleaved(server, client, offers[: 2 * OFFER_QUESTIONS], [None, PLAIN])
+        evicted = out_of_page_cache(server.db)
+        (cold,) = interleaved(server, client, offers[2 * OFFER_QUESTIONS :], [None])
         points = len(client.get(offers[0]).json()["series"][0]["points"])
         snapshot_ms = median_ms(client, questions["snapshot"])
         built_ms = median_ms(client, questions["snapshot_built"])
@@ -538,8 +543,11 @@ def history_on(server: Server, built_at: datetime, repeat: int, scale: str) -> N
         rss, peak = server.memory_mb()
     print(f"\nhistory over HTTP at {scale}, median of {repeat} new questions each, {OFFER_QUESTIONS} for one offer's "
           f"history (trivial endpoint: {trivial:.2f} ms)")  # fmt: skip
+    print(f"  the history files were {cached} in the page cache before the questions; {evicted} when the "
+          f"offers asked from the disk were")  # fmt: skip
     offer.report(f"one offer's six months ({points} points, {scale})")
     plain.report(f"  the same asked without compression ({PLAIN_WHY}; {points} points, {scale})", limit=None)
+    cold.report(f"  the same, its records read from the disk ({COLD_WHY}; {points} points, {scale})", limit=None)
     report(f"a day's snapshot /offers?date= ({scale}) ≤ 20 ms", snapshot_ms, "ms", f"trivial {trivial:.2f} ms",
            snapshot_ms / trivial, snapshot_ms <= 20)  # fmt: skip
     report(f"  (the same days sorted by cny_per_hour: not kept, built on demand ({scale}))", built_ms, "ms",
@@ -601,10 +609,10 @@ def history_since_compaction(db: Path, built_at: datetime, repeat: int, scale: s
             with httpx.Client(base_url=server.base, timeout=300) as client:
                 trivial = median_ms(client, [TRIVIAL] * 50)
                 keys = client.get("/offers?limit=500&sort=provider").json()["offers"]
-                urls = history_questions(keys, later, OFFER_QUESTIONS + 1)["offer"]
+                urls = history_questions(keys, later, 2 * OFFER_QUESTIONS + 1)["offer"]
                 first_ms = median_ms(client, urls[:1])
-                offer = interleaved(server, client, urls[1:])
-                plain = interleaved(server, client, urls[1:], PLAIN)
+                in_page_cache(server.db)
+                offer, plain = interleaved(server, client, urls[1:], [None, PLAIN])
                 points = len(client.get(urls[1]).json()["series"][0]["points"])
                 rss, peak = server.memory_mb()
         finally:
@@ -616,11 +624,62 @@ def history_since_compaction(db: Path, built_at: datetime, repeat: int, scale: s
     report(f"  (memory, the day's runs held ({scale}))", peak, "MB peak RSS", f"RSS now {rss:.0f} MB", None, None)
 
 
-OFFER_QUESTIONS = 45  # named offers asked about, each once: the median of 9 moved with one slow moment
+OFFER_QUESTIONS = 45  # named offers asked about each way, each once: the median of 9 moved with one slow moment
 # httpx asks `gzip, deflate, br, zstd`, as Chromium and Firefox do, and a history answer goes compressed
 # (api.json_encoding); a client asking for none (curl without --compressed) still gets it as it is.
 PLAIN = {"accept-encoding": "identity"}
 PLAIN_WHY = "Accept-Encoding: identity, as curl asks; before round 9 every client got this"
+COLD_WHY = "new offers again, the history files dropped from the page cache first, as after a reboot"
+
+
+# Whether an offer's records are in the page cache decides its answer's cost: from the cache the
+# event loop writes it at once (api.history_answer_at_once), from the disk a worker thread waits for
+# the read. A server that has answered holds its history files (~360 MB at 10M observations) in the
+# page cache, as the compaction that wrote them left them, unless something else on the host pushed
+# them out: before round 10 the 2,000-offer rows read after the 50,000-offer pass had copied 2 GB
+# (history_since_compaction) and other work had pushed about a third of them out, so the compressed
+# row, asked first, read the disk, and the uncompressed row asked the same offers again from the
+# cache (11-12 against 6-7 ms, the encodings' difference it seemed to show). So the rows now say
+# where the records were: the encodings alternate over offers of their own from the page cache, and
+# a third set of new offers is asked with the files dropped from it.
+def history_files_of(db: Path) -> list[Path]:
+    from pricedb.history_files import files_folder
+
+    return sorted(files_folder(db).glob("points-*.bin"))
+
+
+def in_page_cache(db: Path) -> str:
+    """Read the history files into the page cache (as their compaction left them); how much of them
+    was there before."""
+    before = resident(db)
+    for path in history_files_of(db):
+        with path.open("rb", buffering=0) as file:
+            while file.read(8 << 20):
+                pass
+    return before
+
+
+def out_of_page_cache(db: Path) -> str:
+    """Drop the history files from the page cache (POSIX_FADV_DONTNEED: nothing is written); how much
+    of them is left there."""
+    for path in history_files_of(db):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return resident(db)
+
+
+def resident(db: Path) -> str:
+    """The share of the history files in the page cache, as util-linux's `fincore` reads it."""
+    files = history_files_of(db)
+    if not files or shutil.which("fincore") is None:
+        return "(unknown: no fincore)"
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES,SIZE", *map(str, files)],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    held, size = (sum(int(line.split()[k]) for line in out.splitlines()) for k in (0, 1))
+    return f"{held / max(1, size):.0%}"
 
 
 class Interleaved(NamedTuple):
@@ -639,21 +698,31 @@ class Interleaved(NamedTuple):
                f"trivial {self.trivial_cpu_ms:.2f} ms CPU", self.cpu_ms / self.trivial_cpu_ms, None)  # fmt: skip
 
 
-def interleaved(server: Server, client: Any, urls: list[str], headers: dict[str, str] | None = None) -> Interleaved:
-    """Each question asked right after a trivial request (the same client, both with `headers`), so a
-    change in the shared host's speed hits both; then the server's CPU per answer over the questions
-    asked again in a block (four times each), and per trivial request over as many."""
-    pairs = []  # (trivial, question) ms
-    for url in urls:
+def interleaved(server: Server, client: Any, urls: list[str], ways: list[dict[str, str] | None]) -> list[Interleaved]:
+    """Each way (the requests' headers) asks questions of its own: question k goes the way k mod
+    len(ways), each right after a trivial request (the same client and headers), so a change in the
+    shared host's speed, or in what the page cache holds, hits every way and its reference alike;
+    then, per way, the server's CPU per answer over its questions asked again in a block (four times
+    each), and per trivial request over as many."""
+    pairs: list[list[tuple[float, float]]] = [[] for _ in ways]  # (trivial, question) ms
+    for k, url in enumerate(urls):
+        headers = ways[k % len(ways)]
         trivial = median_ms(client, [TRIVIAL], headers)
-        pairs.append((trivial, median_ms(client, [url], headers)))
-    cpu = []
-    for block in (urls * 4, [TRIVIAL] * len(urls) * 4):  # the server's CPU is counted in 10 ms ticks
-        before = server.cpu_s()
-        median_ms(client, block, headers)
-        cpu.append((server.cpu_s() - before) * 1000 / len(block))
+        pairs[k % len(ways)].append((trivial, median_ms(client, [url], headers)))
+    found = []
     median = statistics.median
-    return Interleaved(median(q for _, q in pairs), median(t for t, _ in pairs), median(q / t for t, q in pairs), *cpu)
+    for w, headers in enumerate(ways):
+        asked = urls[w :: len(ways)]
+        cpu = []
+        for block in (asked * 4, [TRIVIAL] * len(asked) * 4):  # the server's CPU is counted in 10 ms ticks
+            before = server.cpu_s()
+            median_ms(client, block, headers)
+            cpu.append((server.cpu_s() - before) * 1000 / len(block))
+        way = pairs[w]
+        found.append(
+            Interleaved(median(q for _, q in way), median(t for t, _ in way), median(q / t for t, q in way), *cpu)
+        )
+    return found
 
 
 def history_questions(keys: list[dict], built_at: datetime, repeat: int) -> dict[str, list[str]]:

@@ -4,6 +4,8 @@ object and writing it again gives, and a body in another shape is refused, never
 from __future__ import annotations
 
 import json
+import mmap
+from pathlib import Path
 
 from api.json_members import member_at, with_member_replaced, with_new_members
 from api.state import dumps
@@ -22,6 +24,8 @@ def test_members_set_on_the_bytes_are_those_set_on_the_parsed_object() -> None:
     assert replaced == dumps({**DIGEST_LIKE, "built_at": "2027-01-01T00:00:00Z"})
     added = [("stored", False), ("note", '注 "n"'), ("deliveries", [{"target": "t", "error": None}])]
     assert with_new_members(body, added) == dumps({**DIGEST_LIKE, **dict(added)})
+    both = with_member_replaced(body, "built_at", "2027-01-01T00:00:00Z", ("date", "window"), added)
+    assert both == dumps({**DIGEST_LIKE, "built_at": "2027-01-01T00:00:00Z", **dict(added)})
 
 
 def test_a_body_in_another_shape_is_refused() -> None:
@@ -35,3 +39,16 @@ def test_a_body_in_another_shape_is_refused() -> None:
     assert with_member_replaced(dumps({"date": "d", "built_at": 'a"b'}), "built_at", "x", ("date",)) is None
     assert with_new_members(b"{}", [("a", 1)]) is None
     assert with_new_members(b"[1]", [("a", 1)]) is None
+
+
+def test_a_body_mapped_from_its_file_is_edited_as_its_bytes(tmp_path: Path) -> None:
+    """A kept digest is mapped from its file (pricedb.day_answers.map_day_answer), not read."""
+    body = dumps(DIGEST_LIKE)
+    kept = tmp_path / "kept.json"
+    kept.write_bytes(body)
+    added = [("stored", False), ("deliveries", [])]
+    with kept.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        assert member_at(mapped, "built_at", ("date", "window")) == member_at(body, "built_at", ("date", "window"))
+        replaced = with_member_replaced(mapped, "built_at", "2027-01-01T00:00:00Z", ("date", "window"), added)
+    assert replaced == with_member_replaced(body, "built_at", "2027-01-01T00:00:00Z", ("date", "window"), added)
+    assert replaced == dumps({**DIGEST_LIKE, "built_at": "2027-01-01T00:00:00Z", **dict(added)})

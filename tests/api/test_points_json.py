@@ -17,7 +17,7 @@ import pytest
 from api import history as api_history
 from api.history import _history_body, _layout, history_query
 from api.history_records import history_from_files
-from api.points_json import end_texts, points_json
+from api.points_json import JOINED_POINTS, end_texts, points_json
 from api.query import HistoryParams
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
@@ -96,15 +96,15 @@ def test_points_are_the_plain_points_bytes(seed: int) -> None:
         assert b"[" + b"".join(written) + b"]" == _plain(records, currency, unit), (seed, n)
 
 
-@pytest.mark.parametrize("n", [3, 5, 2_500])
+@pytest.mark.parametrize("n", [3, 5, 1_024, 2_500])
 def test_a_series_whose_width_changes_at_every_point(n: int) -> None:
-    """Written as padded rows, one bytes per point without its padding, not as pieces of runs (and the
-    same bytes)."""
+    """Written as padded rows, one bytes per point without its padding, not as pieces of runs, joined
+    JOINED_POINTS at a time (and the same bytes)."""
     records = _records(random.Random(n), n)
     records["price"] = [1.5, 12345.125, float("nan")] * (n // 3) + [0.25] * (n % 3)
     records["per_hour"][::2] = -0.0
     written = points_json(records, end_texts(CODES, *CODES[int(records["code"][0])][3:5]))
-    assert written is not None and len(written) == n and all(type(point) is bytes for point in written)
+    assert written is not None and len(written) == -(-n // JOINED_POINTS) and all(type(p) is bytes for p in written)
     assert b"[" + b"".join(written) + b"]" == _plain(records, *CODES[int(records["code"][0])][3:5])
 
 
