@@ -35,10 +35,10 @@ from fastapi import Request
 from fastapi.responses import Response
 from isal import igzip
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from zlib_ng import gzip_ng
 
 from api.accept_encoding import preferred
 from api.kept_zstd import KeptZstd
+from api.web.gzip_pieces import gzip_in_pieces
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
 from api.web.offer_id import LinkIds, offer_id
@@ -236,7 +236,8 @@ def _gzip_fast(body: bytes) -> bytes:
 
 
 def _gzip_strong(body: bytes) -> bytes:
-    return gzip_ng.compress(body, GZIP_LEVEL_LARGE if len(body) > LARGE_PAGE_BYTES else GZIP_LEVEL, mtime=0)
+    # in pieces at once from 512 KB where the host has cores to spare (gzip_pieces.pieces_for), else one stream
+    return gzip_in_pieces(body, GZIP_LEVEL_LARGE if len(body) > LARGE_PAGE_BYTES else GZIP_LEVEL)
 
 
 def gzipped(body: bytes) -> bytes:
