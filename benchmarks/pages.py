@@ -61,6 +61,14 @@ from api.app import create_app  # noqa: E402
 from api.limits import limits_of  # noqa: E402
 from api.state import AppState  # noqa: E402
 from api.web import market as market_view  # noqa: E402
+from api.web.gzip_pieces import (  # noqa: E402
+    HELPERS,
+    PIECE_BYTES,
+    PIECES_PER_THREAD,
+    gzip_in_pieces,
+    pieces_for,
+    spare_cores,
+)
 from api.web.html import (  # noqa: E402
     BROTLI_FAST_QUALITY,
     BROTLI_LARGE_PAGE_BYTES,
@@ -92,23 +100,32 @@ GOAL_BYTES = 180_000  # zstd and brotli: the budget with room for more offers an
 ENCODINGS = ("zstd", "br", "gzip")
 
 
-def timed(work: Callable[[], object], repeat: int, prepare: Callable[[], object] | None = None) -> tuple[float, str]:
+def timed(
+    work: Callable[[], object],
+    repeat: int,
+    prepare: Callable[[], object] | None = None,
+    every_thread: bool = False,
+) -> tuple[float, str]:
     """The CPU median of `repeat` runs of `work` (each after `prepare`, untimed), and a line of
-    wall-clock and CPU medians and p95s, in milliseconds."""
-    walls, cpus = [], []
+    wall-clock and CPU medians and p95s, in milliseconds. The CPU is this thread's; `every_thread`,
+    every thread's of the process too (which the median is then of): gzip compresses a large page in
+    pieces on other threads too (api.web.gzip_pieces), whose CPU this thread's would leave out."""
+    walls, cpus, all_cpus = [], [], []
     for _ in range(repeat):
         if prepare is not None:
             prepare()
-        started, cpu = time.perf_counter(), time.thread_time()
+        started, cpu, all_cpu = time.perf_counter(), time.thread_time(), time.process_time()
         work()
         walls.append((time.perf_counter() - started) * 1000)
         cpus.append((time.thread_time() - cpu) * 1000)
+        all_cpus.append((time.process_time() - all_cpu) * 1000)
     figures = []
-    for name, times in (("wall", walls), ("cpu", cpus)):
+    clocks = [("wall", walls), ("cpu", cpus)] + ([("cpu, all threads,", all_cpus)] if every_thread else [])
+    for name, times in clocks:
         times.sort()
         p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
         figures.append(f"{name} median {statistics.median(times):6.1f} ms, p95 {p95:6.1f} ms")
-    return statistics.median(cpus), "; ".join(figures)
+    return statistics.median(all_cpus if every_thread else cpus), "; ".join(figures)
 
 
 class Reference:
@@ -255,6 +272,23 @@ def compression_table(body: bytes, repeat: int) -> None:
         size = len(compress(body))
         cpu, _ = timed(lambda compress=compress: compress(body), max(3, repeat // 4))
         print(f"  {name:<10} {size:>9,} bytes {cpu:6.1f} ms")
+    # zlib-ng in pieces at once (as served over 500 KB), against one stream, interleaved: wall and every thread's CPU
+    pieces = (HELPERS + 1) * PIECES_PER_THREAD
+    print(
+        f"  zlib-ng in {pieces} pieces at once (served from {2 * PIECE_BYTES // 1024} KB while the load average "
+        f"leaves a core spare: {spare_cores():.1f} now, so {pieces_for(len(body))} piece(s)) and in one stream:"
+    )
+    for level in (GZIP_LEVEL, GZIP_LEVEL_LARGE):
+        ways = {
+            f"zlib-ng {level}, {pieces} pieces": lambda level=level: gzip_in_pieces(body, level, pieces),
+            f"zlib-ng {level}, one stream": lambda level=level: gzip_ng.compress(body, level, mtime=0),
+        }
+        lines: dict[str, list[str]] = {name: [] for name in ways}
+        for _ in range(max(3, repeat // 4)):
+            for name, compress in ways.items():
+                lines[name].append(timed(compress, 3, every_thread=True)[1])
+        for name, compress in ways.items():
+            print(f"    {name:<22} {len(compress()):>9,} bytes; {lines[name][len(lines[name]) // 2]}")
 
 
 def main() -> None:
@@ -308,10 +342,12 @@ def main() -> None:
                 (f"all 37 columns, new view ({name})", [*views, ("cols", every)], every.split(",")),
             ):
                 shown: list[tuple[Rendered, str]] = []
-                report(f"{kind}, {label}", timed(m.new_views(items, columns, shown, encoding), args.repeat))
+                pieces = encoding == "gzip"  # compressed in pieces on other threads too: their CPU counts
+                new_view = m.new_views(items, columns, shown, encoding)
+                report(f"{kind}, {label}", timed(new_view, args.repeat, every_thread=pieces))
                 # what the view's time is made of: its page compressed alone, the rest is rendering it
                 body = shown[-1][0].body
-                alone = timed(lambda body=body, encoding=encoding: compress(body, encoding), few)
+                alone = timed(lambda body=body, encoding=encoding: compress(body, encoding), few, every_thread=pieces)
                 report(f"  of which {label} alone ({len(body):,} bytes)", alone, False)
         report("cold: the first visit's page (/), as served", timed(m.served(first_visit), args.repeat, m.warmed))
         report("cold: first USD view, English (lang in URL)", timed(m.page(usd_english), args.repeat, m.warmed))
@@ -323,12 +359,13 @@ def main() -> None:
         )
         report(
             "cold: first view of all 37 columns, gzip",
-            timed(m.page(all_columns, encoding="gzip"), args.repeat, m.warmed),
+            timed(m.page(all_columns, encoding="gzip"), args.repeat, m.warmed, every_thread=True),
         )
+        print(f"  (gzip in pieces while a core is spare by the load average: {spare_cores():.1f} spare now)")
         for encoding, label in (("zstd", "zstd"), ("br", "brotli"), ("gzip", "gzip")):
             report(
                 f"cold: first view of all 37 columns, default sort (price), {label}",
-                timed(m.page(all_by_price, encoding=encoding), args.repeat, m.warmed),
+                timed(m.page(all_by_price, encoding=encoding), args.repeat, m.warmed, every_thread=encoding == "gzip"),
             )
         report("warm-up after a run lands (worker thread)", timed(lambda: warm_market(m.state), few, m.land), False)
         report("cold, no warm-up: the first visit's page", timed(m.page(first_visit), few, m.land), False)

@@ -17,8 +17,10 @@ The gzip is zlib-ng's (the `zlib-ng` package), level 3: for the market page of 2
 card it writes ~145 KB, faster than zlib at a level that small (benchmarks/pages.py prints the
 table). Pages over 1.5 MB (every column of that market, 1.6 MB) take level 4: 183 KB on the default
 sort by price, where level 5 writes 168 KB in ~15% more time (level 5 was needed while that page was
-1.9 MB: level 4 wrote 203 KB). Pages over 500 KB that a fast setting writes small enough go at it
-instead (`fast_if_small`: brotli quality 1, ISA-L's igzip level 2, the `isal` package)."""
+1.9 MB: level 4 wrote 203 KB). From 512 KB zlib-ng writes a page in pieces at once, one per core,
+as one gzip member (api.web.gzip_pieces): as much CPU and a few bytes more, about half the wait where
+a core is free. Pages over 500 KB that a fast setting writes small enough go at it instead
+(`fast_if_small`: brotli quality 1, ISA-L's igzip level 2, the `isal` package)."""
 
 from __future__ import annotations
 
@@ -35,10 +37,10 @@ from fastapi import Request
 from fastapi.responses import Response
 from isal import igzip
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from zlib_ng import gzip_ng
 
 from api.accept_encoding import preferred
 from api.kept_zstd import KeptZstd
+from api.web.gzip_pieces import gzip_in_pieces
 from api.web.i18n import HTML_LANG, LANGUAGE_NAMES, LANGUAGES, Words, negotiate
 from api.web.money import amount
 from api.web.offer_id import LinkIds, offer_id
@@ -236,7 +238,8 @@ def _gzip_fast(body: bytes) -> bytes:
 
 
 def _gzip_strong(body: bytes) -> bytes:
-    return gzip_ng.compress(body, GZIP_LEVEL_LARGE if len(body) > LARGE_PAGE_BYTES else GZIP_LEVEL, mtime=0)
+    # in pieces at once from 512 KB where the host has cores to spare (gzip_pieces.pieces_for), else one stream
+    return gzip_in_pieces(body, GZIP_LEVEL_LARGE if len(body) > LARGE_PAGE_BYTES else GZIP_LEVEL)
 
 
 def gzipped(body: bytes) -> bytes:

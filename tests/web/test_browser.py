@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from api.query import CheapestParams
+from api.web import gzip_pieces
 from api.web.market import DEFAULT_SORT
 from api.web.money import amount
 from api.web.table import number
@@ -214,6 +215,24 @@ def test_the_market_table_is_the_offers_answer(visit: Any, served: tuple[str, Fx
     assert shown and len(shown) < len(everything)  # the filters narrow the table
     assert_rows_are_the_offers(shown, api(served, f"/offers?{filters}&limit=5000")["offers"])
     assert page.locator("#json").get_attribute("href") == f"/offers?{filters}"
+
+
+def test_a_browser_taking_only_gzip_reads_a_page_compressed_in_pieces(
+    visit: Any, served: tuple[str, FxTable], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As over plain HTTP, where browsers send no br or zstd; the test round's market is under 512 KB,
+    # so pieces of a kilobyte (this server runs in the test's process).
+    monkeypatch.setattr(gzip_pieces, "HELPERS", 1)
+    monkeypatch.setattr(gzip_pieces, "spare_cores", lambda: 1.0)
+    monkeypatch.setattr(gzip_pieces, "PIECE_BYTES", 1024)
+    written = []
+    piece = gzip_pieces._piece
+    monkeypatch.setattr(gzip_pieces, "_piece", lambda *span: written.append(span[1]) or piece(*span))
+    tab = visit()
+    tab.context.set_extra_http_headers({"accept-encoding": "gzip, deflate"})
+    page = tab.go(f"/?{VIEW}")  # compressed as gzip on its first ask for it
+    assert tab.response.header_value("content-encoding") == "gzip" and len(written) > 1
+    assert_rows_are_the_offers(table(page), api(served, f"/offers?{VIEW}&limit=5000")["offers"])
 
 
 def test_changing_a_filter_updates_the_url_and_the_rows(visit: Any, served: tuple[str, FxTable]) -> None:

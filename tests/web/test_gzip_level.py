@@ -1,15 +1,19 @@
 """Pages are compressed at zlib-ng level 3, and pages over 1.5 MB at level 4 (what keeps the 37-column
 market of 2,000 offers under the 200 KB budget; benchmarks/pages.py prints the sizes); pages over
-500 KB that ISA-L's igzip writes small enough go by igzip instead (html.fast_if_small)."""
+500 KB that ISA-L's igzip writes small enough go by igzip instead (html.fast_if_small), the others by
+zlib-ng in pieces at once (api.web.gzip_pieces)."""
 
 from __future__ import annotations
 
 import gzip
 import random
 
+import pytest
 from isal import igzip
 from zlib_ng import gzip_ng
 
+from api.web import gzip_pieces
+from api.web.gzip_pieces import PIECE_BYTES, gzip_in_pieces
 from api.web.html import (
     FAST_ENOUGH_BYTES,
     FAST_FROM_BYTES,
@@ -67,13 +71,23 @@ def test_a_larger_page_that_compresses_well_goes_by_igzip() -> None:
     assert gzip.decompress(gzipped(body)) == body
 
 
-def test_a_larger_page_that_does_not_takes_zlib_ng_and_over_the_large_size_the_stronger_level() -> None:
+def test_a_larger_page_that_does_not_takes_zlib_ng_in_pieces_and_over_the_large_size_the_stronger_level() -> None:
     body = noisy_page_of(LARGE_PAGE_BYTES)
-    assert gzipped(body) == at(body, GZIP_LEVEL)
+    assert gzipped(body) == gzip_in_pieces(body, GZIP_LEVEL)
     larger = noisy_page_of(LARGE_PAGE_BYTES + 1)
-    assert gzipped(larger) == at(larger, GZIP_LEVEL_LARGE)
-    assert len(gzipped(larger)) < len(at(larger, GZIP_LEVEL))
+    assert gzipped(larger) == gzip_in_pieces(larger, GZIP_LEVEL_LARGE)
+    assert len(gzipped(larger)) < len(gzip_in_pieces(larger, GZIP_LEVEL))
     assert gzip.decompress(gzipped(larger)) == larger
+
+
+def test_pages_of_two_pieces_go_in_pieces_and_smaller_ones_in_one_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gzip_pieces, "HELPERS", 1)  # a core to spare, whatever the host's cores and load
+    monkeypatch.setattr(gzip_pieces, "spare_cores", lambda: 1.0)
+    draw = random.Random(5)
+    unlike = bytes(draw.randrange(256) for _ in range(2 * PIECE_BYTES))  # too large for any fast setting
+    assert gzipped(unlike) == gzip_in_pieces(unlike, GZIP_LEVEL, 2) != at(unlike, GZIP_LEVEL)
+    assert gzip.decompress(gzipped(unlike)) == unlike
+    assert gzipped(unlike[:-1]) == at(unlike[:-1], GZIP_LEVEL)
 
 
 def test_a_fast_setting_that_writes_too_much_after_all_gives_way_to_the_strong_one() -> None:
