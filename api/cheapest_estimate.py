@@ -206,7 +206,7 @@ class EstimateJudge:
             verdicts, recorded = found
             self.memo.keep(listed=len(key) + len(recorded) * (recorded is not key))
         verdicts, recorded = found
-        if recorded is key:
+        if len(recorded) == len(key):  # all of them (the memo's key: an equal tuple, not this one)
             self._asked.update(zip(key, verdicts, strict=True))
         else:
             by_configuration = dict(zip(key, verdicts, strict=True))
