@@ -74,7 +74,7 @@ def cheapest_json(
     if not isinstance(selection, RowSelection):
         return dumps(cheapest.answer(current.offers, query, settings, current.as_of, echo, judge, selection))
     assert columns is not None and judge is not None  # by `mem` over columns: answered above
-    judge.written = True  # its memo's JSON: the estimate, the viability block, each kind of option's members
+    judge.written = True  # its memo's JSON: the estimate, the viability block's pieces, each kind of option's members
     ranked = [
         (row, cost, judge.option_members(offer))
         for row, (offer, cost) in zip(selection.ranked_rows, selection.ranked, strict=True)

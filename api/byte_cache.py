@@ -15,8 +15,13 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 ENTRY_OVERHEAD = 256  # dict slot, tuple, bytes header: what a tiny entry costs beyond its content
 LARGEST_SHARE = 8  # an entry may hold at most 1/8 of the bound
+
+
+_SMALL = frozenset({int, float, bool, type(None)})  # charged 16 (as below), without the look-ups below
 
 
 def size_of(value: Any) -> int:
@@ -29,12 +34,18 @@ def size_of(value: Any) -> int:
         return len(value.encode())
     if kind is tuple:
         return sum([size_of(item) for item in value])
+    if kind in _SMALL:
+        return 16
     if isinstance(value, bytes | bytearray | memoryview):
         return len(value)
     if isinstance(value, str):
         return len(value.encode())
     if isinstance(value, tuple | list):
         return sum(size_of(item) for item in value)
+    if isinstance(value, BaseModel) and not hasattr(kind, "cache_size"):
+        # A model in a key (the estimator's memo keys hold a question): small, as below, but each look-up
+        # below would go through pydantic's __getattr__, which raises (~8 µs each).
+        return 16
     charged = getattr(value, "cache_size", None)
     if isinstance(charged, int):
         return charged

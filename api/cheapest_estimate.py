@@ -18,13 +18,12 @@ amount of work (`tokens=`), api/cheapest_job.py gives each option its own hours.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
 from api.cheapest_job import JobTimer
-from api.cheapest_write import Raw, members
+from api.cheapest_write import Raw, members, write_object
 from api.estimator import (
     Estimate,
     EstimateQuery,
@@ -36,9 +35,8 @@ from api.estimator import (
 )
 from api.estimator.memo import kept_in_memo
 from api.state import dumps
+from api.viability_json import Configuration, PlanPieces, block_layout, gb, needs_text, usable_text
 from pricedb.queries import Offer
-
-Configuration = tuple[int, float]  # (gpu_count, gpu_memory_gb): what viability depends on
 
 VIABILITY_RULE = (
     "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
@@ -72,19 +70,12 @@ def _throughput(
     )
 
 
-def _gb(value: float) -> float | None:
-    return round(value, 2) if value != float("inf") else None
-
-
 MEMO_ENTRY_BYTES = 300  # a memo entry beyond what it holds: its dict slot, its key's tuple (104 bytes), a wrapper
 PLAN_BYTES = 400  # a GpuPlan (its slots, floats, strategy and reason: 185-302 bytes, more with a reason)
 THROUGHPUT_BYTES = 1400  # a Throughput (its fields and notes: 0.95-1.25 KB), held here even once the memo let it go
 LISTED_BYTES = 16  # a configuration listed in a kept list of verdicts and in its key
 NOTE_BYTES = 80  # a kept note beyond its text: the string's header and its slot in the list
-# zlib's level for a kept viability block: ~13x smaller (27 KB -> 2.1 KB at 50,000 offers), written in
-# ~60 µs once per job (6: 2.0 KB in ~190 µs) and expanded in ~30 µs per answer, 3-10% of a reused job's
-# answer (in process, interleaved blocks); keeping every job reused is worth more (a new one: ~2.5 ms).
-VIABILITY_LEVEL = 1
+PLAN_PIECES_BYTES = 256  # a PlanPieces beyond its texts: its slots and its four bytes' headers
 
 
 @dataclass
@@ -92,10 +83,10 @@ class JudgeMemo:
     """What a judge works out from its job alone (the estimate and the judge's own inputs, never the
     hours, filters or prices asked), kept for every question about the same job, in the forms answers
     read: plans per GPU count, throughput per card, verdicts on a whole list of configurations, and
-    the JSON an answer written from pieces (api.cheapest_write) holds — the estimate, the viability
-    block by configurations asked, an option's estimator members by kind of offer. Nothing else: what
-    a JSON was written from is made again when another one is needed. Read-only once made; a
-    question's own part (which configurations it asked about) stays in its judge."""
+    the JSON an answer written from pieces (api.cheapest_write) holds — the estimate, each plan's
+    pieces of the viability block (api.viability_json), an option's estimator members by kind of
+    offer. Nothing else: what a JSON was written from is made again when another one is needed.
+    Read-only once made; a question's own part (which configurations it asked about) stays in its judge."""
 
     plans: dict[int, GpuPlan] = field(default_factory=dict)
     throughputs: dict[tuple[Any, ...], Throughput | None] = field(default_factory=dict)
@@ -105,15 +96,13 @@ class JudgeMemo:
         default_factory=dict
     )
     estimate_json: Raw | None = None
-    # The viability block's JSON by configurations asked, compressed (VIABILITY_LEVEL): a line per
-    # configuration in the same few words, ~27 KB for the ~120 of 50,000 offers, ~2.1 KB compressed.
-    viability_json: dict[tuple[Configuration, ...], bytes] = field(default_factory=dict)
+    plan_pieces: dict[int, PlanPieces] = field(default_factory=dict)  # the viability block's, by GPU count
     option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
     shared_notes: list[str] | None = None  # the throughput notes every inference answer says once
     # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
-    # each JSON's length, PLAN_BYTES per plan, THROUGHPUT_BYTES per throughput, LISTED_BYTES per
-    # configuration in each list of verdicts and key of a viability block. tests/api/test_query_fast.py
-    # holds it against what the memo allocates.
+    # each JSON's length, PLAN_BYTES per plan, PLAN_PIECES_BYTES and their texts per plan's pieces,
+    # THROUGHPUT_BYTES per throughput, LISTED_BYTES per configuration in each list of verdicts.
+    # tests/api/test_query_fast.py holds it against what the memo allocates.
     cache_size: int = 0
 
     def keep(self, held: int = 0, listed: int = 0) -> None:
@@ -213,18 +202,27 @@ class EstimateJudge:
         key = tuple(configurations)
         found = self.memo.verdicts.get(key)
         if found is None:
-            new = [c for c in key if c not in self._asked]
-            verdicts = [self._fits(c) for c in key]  # the list's own tuples, which the memo keeps anyway
-            recorded = tuple(c for c in new if c in self._asked)
-            found = self.memo.verdicts[key] = (verdicts, key if recorded == key else recorded)
+            found = self.memo.verdicts[key] = self._judged(key)
+            verdicts, recorded = found
             self.memo.keep(listed=len(key) + len(recorded) * (recorded is not key))
         verdicts, recorded = found
-        if recorded is key:
+        if len(recorded) == len(key):  # all of them (the memo's key: an equal tuple, not this one)
             self._asked.update(zip(key, verdicts, strict=True))
         else:
             by_configuration = dict(zip(key, verdicts, strict=True))
             self._asked.update((c, by_configuration[c]) for c in recorded)
         return verdicts
+
+    def _judged(self, key: tuple[Configuration, ...]) -> tuple[list[bool], tuple[Configuration, ...]]:
+        """`fits_each`'s verdicts on `key` and the configurations among them `fits` records (`key`
+        itself when it records them all): one plan per GPU count, then a comparison per configuration."""
+        counts = {c[0] for c in key}
+        plans = {count: self.plan(self._used(count)) for count in counts if self.gpus in (None, count)}
+        headroom = self.headroom
+        verdicts = [count in plans and plans[count].fits(memory, headroom) for count, memory in key]
+        if len(plans) == len(counts):
+            return verdicts, key
+        return verdicts, tuple(c for c in key if c[0] in plans)
 
     def _verdict(self, configuration: Configuration) -> dict[str, Any]:
         """How a configuration asked about was judged, as the viability block lists it."""
@@ -236,7 +234,7 @@ class EstimateJudge:
             "gpu_count": gpu_count,
             "gpu_memory_gb": gpu_memory_gb,
             "gpus_used": used,
-            "per_gpu_need_gb": _gb(plan.need_gb),
+            "per_gpu_need_gb": gb(plan.need_gb),
             "usable_gb": round(gpu_memory_gb * self.headroom, 2),
             "strategy": plan.strategy,
             "viable": viable,
@@ -244,10 +242,7 @@ class EstimateJudge:
         }
 
     def _too_small(self, plan: GpuPlan, gpu_memory_gb: float) -> str:
-        return (
-            f"needs {plan.need_gb:.1f} GiB per GPU, more than the {gpu_memory_gb * self.headroom:.1f} GiB usable "
-            f"({self.headroom:.0%} of {gpu_memory_gb:g} GiB)"
-        )
+        return needs_text(plan) + usable_text(gpu_memory_gb, self.headroom)
 
     def option_fields(self, offer: Offer) -> dict[str, Any]:
         return self._option_fields(offer)
@@ -282,8 +277,8 @@ class EstimateJudge:
             notes.append(pcie_note(plan.strategy))
         fields: dict[str, Any] = {
             "gpus_used": used,
-            "per_gpu_need_gb": _gb(plan.need_gb),
-            "per_gpu_point_gb": _gb(plan.point_gb),
+            "per_gpu_need_gb": gb(plan.need_gb),
+            "per_gpu_point_gb": gb(plan.point_gb),
             "usable_gb": round(self.usable_gb(offer), 2),
             "strategy": plan.strategy,
             "zero": plan.zero,
@@ -347,16 +342,27 @@ class EstimateJudge:
         return found
 
     def _viability_json(self) -> Raw:
-        asked = tuple(self._asked)
-        kept = self.memo.viability_json.get(asked)
-        if kept is None:
-            written = dumps(self._viability())
-            kept = self.memo.viability_json[asked] = zlib.compress(written, VIABILITY_LEVEL)
-            self.memo.keep(len(kept), listed=len(asked))
-            return Raw(written)
-        return Raw(zlib.decompress(kept))
+        """`_viability` written from pieces (api.viability_json): the lines' layout for the configurations
+        asked, shared by every job, and the job's plan pieces per GPU count, kept in the memo."""
+        layout = block_layout(tuple(self._asked), self.single_gpu, self.headroom)
+        plans = {used: self._plan_pieces(used) for used in {line[1] for line in layout.lines}}
+        lines = Raw(b"[" + layout.write(plans, list(self._asked.values())) + b"]")
+        return Raw(write_object({**self._viability_head(), "configurations": lines}))
+
+    def _plan_pieces(self, gpu_count: int) -> PlanPieces:
+        found = self.memo.plan_pieces.get(gpu_count)
+        if found is None:
+            found = self.memo.plan_pieces[gpu_count] = PlanPieces.of(self.plan(gpu_count))
+            self.memo.keep(PLAN_PIECES_BYTES + found.cache_size)
+        return found
 
     def _viability(self) -> dict[str, Any]:
+        return {**self._viability_head(), "configurations": [self._verdict(c) for c in self._in_block_order()]}
+
+    def _in_block_order(self) -> list[Configuration]:
+        return sorted(self._asked, key=lambda c: (c[1], c[0]))
+
+    def _viability_head(self) -> dict[str, Any]:
         return {
             "rule": VIABILITY_RULE,
             "headroom": self.headroom,
@@ -364,7 +370,6 @@ class EstimateJudge:
             "note": f"The estimate above is for gpus={self.estimate.gpus} (as given; default 1); every "
             "configuration is re-estimated for its own GPU count"
             + (" (single_gpu: one GPU of each machine)." if self.single_gpu else "."),
-            "configurations": [self._verdict(c) for c in sorted(self._asked, key=lambda c: (c[1], c[0]))],
         }
 
     def _shared_notes(self) -> list[str]:

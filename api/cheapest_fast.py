@@ -34,12 +34,14 @@ tests/api/test_cheapest_fast.py must then draw the new parameter in its random q
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from api.byte_cache import ByteLRU
 from api.cheapest import (
     CheapestQuery,
     JobCost,
@@ -311,6 +313,10 @@ class Unfiltered:
     unpriced: np.ndarray  # the unpriced rows the flags keep, in the offers' order
     unpriced_group: np.ndarray
     excluded: np.ndarray  # per configuration, the rows each flag took out (columns in EXCLUDED order)
+    # What questions selected before their hours count, by their verdicts and `limit` (`selected`): jobs
+    # that differ only in batch or context often have the same verdicts, and a job asked again has them.
+    _selected: ByteLRU = field(init=False, compare=False, default_factory=lambda: ByteLRU(SELECTED_MAX_BYTES))
+    _lock: threading.Lock = field(init=False, compare=False, default_factory=threading.Lock)
 
     @classmethod
     def build(cls, columns: OfferColumns, chosen: OfferFilter) -> Unfiltered:
@@ -331,18 +337,29 @@ class Unfiltered:
         unpriced = np.flatnonzero(~left_out & ~columns.priced)
         return cls(by_rule, np.bincount(group[priced], minlength=count), unpriced, group[unpriced], excluded)
 
-    def candidates(self, columns: OfferColumns, viable: np.ndarray, hours: float, limit: int) -> np.ndarray:
+    def selected(self, columns: OfferColumns, verdicts: list[bool], limit: int) -> Selected:
+        """What a question with these verdicts (one per configuration) and `limit` selects before its
+        hours count, worked out once while kept."""
+        key = (bytes(verdicts), limit)
+        with self._lock:
+            found = self._selected.get(key)
+        if found is None:
+            found = Selected.of(self, columns, np.array(verdicts, dtype=bool), limit)
+            with self._lock:
+                self._selected.put(key, found)
+        return found
+
+    def candidates(
+        self, columns: OfferColumns, viable: np.ndarray, firsts: list[np.ndarray], hours: float, limit: int
+    ) -> np.ndarray:
         """Rows among which the first `limit` viable priced rows are (ranked by total first): in each
         rule, the viable rows whose total is at most that of its `limit`-th (every row of a stepped
-        rule, whose total does not follow the hourly price)."""
+        rule, whose total does not follow the hourly price), from each rule's first viable positions
+        (`Selected.firsts`)."""
         found = []
-        stepped = columns.rules.index(STEPPED) if STEPPED in columns.rules else -1
-        for rule, rows, groups, prices in self.by_rule:
-            if rule == stepped:
-                found.append(rows[viable[groups]])
-                continue
-            at = _first_viable(viable, groups, 2 * limit)
-            if len(at) > limit:
+        stepped = columns.stepped_rule
+        for (rule, rows, groups, prices), at in zip(self.by_rule, firsts, strict=True):
+            if rule != stepped and len(at) > limit:
                 billed = billed_under(columns.rules[rule], hours)
                 totals = prices[at] * billed  # as `totals` computes them: rising with the price
                 cut = int(np.searchsorted(totals, totals[limit - 1], side="right"))
@@ -352,6 +369,48 @@ class Unfiltered:
                 at = at[:cut]
             found.append(rows[at])
         return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+# What an Unfiltered keeps of its questions' selections: ~2 KB each at limit 10 (seven billing rules at
+# 50,000 offers), so a few hundred lists of verdicts per set of flags.
+SELECTED_MAX_BYTES = 512 * 1024
+SELECTED_BYTES = 512  # a kept selection beyond its arrays' data and its unpriced rows: its object, lists and headers
+ARRAY_BYTES = 112  # a numpy array's header
+
+
+@dataclass(frozen=True)
+class Selected:
+    """What a question with no selecting rule selects before its hours count, for its verdicts (one
+    per configuration) and `limit`: per billing rule of `Unfiltered.by_rule`, the positions of its
+    first 2 × `limit` viable rows (of a stepped rule, all of them), and the answer's counts and
+    unpriced rows."""
+
+    firsts: list[np.ndarray]
+    viable_count: int
+    unpriced: list[int]
+    excluded: list[int]  # in EXCLUDED order
+
+    @classmethod
+    def of(cls, unfiltered: Unfiltered, columns: OfferColumns, viable: np.ndarray, limit: int) -> Selected:
+        firsts = []
+        for rule, _, groups, _ in unfiltered.by_rule:
+            if limit <= 0:
+                firsts.append(np.empty(0, dtype=np.int64))
+            elif rule == columns.stepped_rule:
+                firsts.append(np.flatnonzero(viable[groups]))
+            else:
+                firsts.append(_first_viable(viable, groups, 2 * limit).copy())  # not a view keeping its chunks
+        return cls(
+            firsts=firsts,
+            viable_count=int(unfiltered.priced[viable].sum()),
+            unpriced=unfiltered.unpriced[viable[unfiltered.unpriced_group]].tolist(),
+            excluded=unfiltered.excluded[viable].sum(axis=0).tolist(),
+        )
+
+    @property
+    def cache_size(self) -> int:
+        arrays = sum(ARRAY_BYTES + found.nbytes for found in self.firsts)
+        return SELECTED_BYTES + arrays + 40 * len(self.unpriced)  # an int object and its slot per unpriced row
 
 
 def _first_viable(viable: np.ndarray, groups: np.ndarray, wanted: int) -> np.ndarray:
@@ -533,14 +592,15 @@ def _unfiltered(
     found = columns._unfiltered.get(flags)
     if found is None:
         found = columns._unfiltered[flags] = Unfiltered.build(columns, chosen)
-    groups = columns.configurations
-    verdict = np.array(judge.fits_each(groups.keys), dtype=bool)
-    for reason, count in zip(EXCLUDED, found.excluded[verdict].sum(axis=0).tolist(), strict=True):
+    verdicts = judge.fits_each(columns.configurations.keys)
+    selected = found.selected(columns, verdicts, query.limit)
+    for reason, count in zip(EXCLUDED, selected.excluded, strict=True):
         excluded[reason] = count
     assert query.hours is not None
-    rows = found.candidates(columns, verdict, query.hours, query.limit) if query.limit > 0 else np.empty(0, np.int64)
-    unpriced = found.unpriced[verdict[found.unpriced_group]].tolist()
-    return rows, int(found.priced[verdict].sum()), unpriced
+    rows = np.empty(0, np.int64)
+    if query.limit > 0:
+        rows = found.candidates(columns, np.array(verdicts, dtype=bool), selected.firsts, query.hours, query.limit)
+    return rows, selected.viable_count, list(selected.unpriced)  # the kept list stays as kept
 
 
 class RuleCosts:

@@ -118,15 +118,15 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _laid_out(query: EstimateQuery) -> tuple[Resolved, Layout]:
-    """The architecture and the per-GPU layout on `query.gpus` GPUs (EstimatorError on `gpus` when
-    the job cannot be split so)."""
+def _laid_out(query: EstimateQuery, gpus: int) -> tuple[Resolved, Layout]:
+    """The architecture and the per-GPU layout on `gpus` GPUs (EstimatorError on `gpus` when the job
+    cannot be split so); the query's own `gpus` is not read."""
     check_combinations(query)
     r = resolve(query)
     try:
-        return r, layout_for(query, r, query.gpus)
+        return r, layout_for(query, r, gpus)
     except Infeasible as exc:
-        raise EstimatorError("gpus", f"{exc.reason} (gpus={query.gpus})") from None
+        raise EstimatorError("gpus", f"{exc.reason} (gpus={gpus})") from None
 
 
 def _gib(value: float) -> float:
@@ -146,27 +146,22 @@ class PerGpu:
 
 
 # What a memo entry holds (tracemalloc, tests/estimator/test_memo.py), key and its query included, with
-# a margin: per-GPU figures of one GPU count ~1.4-1.7 KB; an estimate 8.4-9.4 KB (its assumptions and facts).
-PER_GPU_BYTES = 2 * 1024
+# a margin: an estimate 8.4-9.4 KB (its assumptions and facts).
 ESTIMATE_BYTES = 10 * 1024
 
 
-@kept_in_memo(PER_GPU_BYTES)
-def _per_gpu(query: EstimateQuery, fields_set: frozenset[str]) -> PerGpu:
-    _, layout = _laid_out(query)
+def per_gpu_on(query: EstimateQuery, gpus: int) -> PerGpu:
+    """What `estimate(query)` says about one GPU (per_gpu_gb, per_gpu_low_gb, per_gpu_high_gb, strategy,
+    shardable, zero) were the job on `gpus` GPUs, worked out alone: a plan for each GPU count of
+    /cheapest needs nothing else. Not kept: a job's plans are kept with its questions (api.cheapest_estimate)."""
+    _, layout = _laid_out(query, gpus)
     low, high, _ = _band(layout, query)
     return PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
 
 
-def per_gpu_of(query: EstimateQuery) -> PerGpu:
-    """`estimate(query)`'s per-GPU figures (per_gpu_gb, per_gpu_low_gb, per_gpu_high_gb, strategy,
-    shardable, zero), worked out alone: a plan for each GPU count of /cheapest needs nothing else."""
-    return _per_gpu(query, frozenset(query.model_fields_set))
-
-
 def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:
-    r, layout = _laid_out(query)
     n = query.gpus
+    r, layout = _laid_out(query, n)
     per_gpu = layout.total
     low, high, band_reason = _band(layout, query)
     context = context_for(query, r)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 from .errors import EstimatorError
-from .estimate import per_gpu_of
+from .estimate import PerGpu, per_gpu_on
 from .models import Estimate, EstimateQuery
 
 
@@ -45,16 +45,34 @@ def per_gpu_plan(estimate_or_query: Estimate | EstimateQuery, gpu_count: int) ->
     """The job of `estimate_or_query` run on `gpu_count` GPUs (the query's own `gpus` is replaced):
     training shards model states by the query's ZeRO stage, or, when `zero` was not given, by the
     smaller of DDP and ZeRO-3; inference splits weights and KV cache (vLLM: tensor parallel; hf: layers).
-    Never raises for a valid query: an impossible split gives feasible=False and need_gb=inf."""
+    An estimate for that many GPUs already says it. Never raises for a valid query: an impossible
+    split gives feasible=False and need_gb=inf."""
     if gpu_count < 1:
         raise EstimatorError("gpus", f"gpu_count must be at least 1, got {gpu_count}")
-    query = _query_of(estimate_or_query).model_copy(update={"gpus": gpu_count})
+    query = _query_of(estimate_or_query)
+    if isinstance(estimate_or_query, Estimate) and estimate_or_query.gpus == gpu_count:
+        return _plan(gpu_count, _per_gpu_of(estimate_or_query))
     try:
-        est = per_gpu_of(query)
+        est = per_gpu_on(query, gpu_count)
     except EstimatorError as exc:
         if exc.param != "gpus":
             raise
         return GpuPlan(gpu_count, math.inf, math.inf, math.inf, "not possible", False, query.zero, False, exc.message)
+    return _plan(gpu_count, est)
+
+
+def _per_gpu_of(estimate: Estimate) -> PerGpu:
+    return PerGpu(
+        estimate.per_gpu_gb,
+        estimate.per_gpu_low_gb,
+        estimate.per_gpu_high_gb,
+        estimate.strategy,
+        estimate.shardable,
+        estimate.zero,
+    )
+
+
+def _plan(gpu_count: int, est: PerGpu) -> GpuPlan:
     return GpuPlan(
         gpu_count=gpu_count,
         need_gb=est.high_gb,

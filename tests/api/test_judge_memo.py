@@ -1,6 +1,7 @@
 """A judge's memo (api.cheapest_estimate.JudgeMemo) keeps per job only what answers read — verdicts
-on a whole list of configurations, the estimate's and the viability block's JSON, each kind of
-option's members — and a judge that reads them says what a judge working everything out says."""
+on a whole list of configurations, the estimate's JSON, each plan's pieces of the viability block,
+each kind of option's members — and a judge that reads them says what a judge working everything
+out says."""
 
 from __future__ import annotations
 
@@ -63,5 +64,6 @@ def test_judges_sharing_a_memo_say_what_a_judge_alone_says(question: dict[str, s
         assert written["viability"] == dumps(summary["viability"])
         for offer in offers:
             assert reading.option_members(offer) == members(alone.option_fields(offer))
-    assert len(shared.verdicts) == len(shared.viability_json) == 1
-    assert shared.cache_size > len(shared.viability_json[next(iter(shared.viability_json))])
+    assert len(shared.verdicts) == 1
+    assert set(shared.plan_pieces) == {line["gpus_used"] for line in recorded}  # the block's pieces, per GPU count
+    assert shared.cache_size > sum(pieces.cache_size for pieces in shared.plan_pieces.values())

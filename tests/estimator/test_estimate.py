@@ -254,10 +254,12 @@ def test_per_gpu_need_is_the_band_high_end_on_that_many_gpus() -> None:
     ],
 )
 def test_a_plan_says_what_the_whole_estimate_on_that_many_gpus_says(fields: dict) -> None:
-    """per_gpu_plan works out only the per-GPU figures; they are the full estimate's own."""
+    """per_gpu_plan works out only the per-GPU figures; they are the full estimate's own, and planned
+    from an estimate (for one GPU, or for that many: read from it) they are the same."""
     query = q(**fields)
     for n in (1, 2, 3, 4, 8, 16, 64):
         plan = per_gpu_plan(query, n)
+        assert per_gpu_plan(estimate(query), n) == plan
         try:
             whole = estimate(query.model_copy(update={"gpus": n}))
         except EstimatorError as exc:
@@ -270,6 +272,7 @@ def test_a_plan_says_what_the_whole_estimate_on_that_many_gpus_says(fields: dict
             whole.per_gpu_low_gb,
         )
         assert (plan.strategy, plan.shardable, plan.zero) == (whole.strategy, whole.shardable, whole.zero)
+        assert per_gpu_plan(whole, n) == plan
 
 
 def test_unset_zero_picks_the_smaller_of_ddp_and_zero3() -> None:
