@@ -63,6 +63,7 @@ from api.state import AppState  # noqa: E402
 from api.web import market as market_view  # noqa: E402
 from api.web.gzip_pieces import (  # noqa: E402
     HELPERS,
+    MIN_SPARE,
     PIECE_BYTES,
     PIECES_PER_THREAD,
     gzip_in_pieces,
@@ -276,7 +277,8 @@ def compression_table(body: bytes, repeat: int) -> None:
     pieces = (HELPERS + 1) * PIECES_PER_THREAD
     print(
         f"  zlib-ng in {pieces} pieces at once (served from {2 * PIECE_BYTES // 1024} KB while the load average "
-        f"leaves a core spare: {spare_cores():.1f} now, so {pieces_for(len(body))} piece(s)) and in one stream:"
+        f"leaves {MIN_SPARE:g} core spare: {spare_cores():.1f} now, so {pieces_for(len(body))} piece(s)) "
+        "and in one stream:"
     )
     for level in (GZIP_LEVEL, GZIP_LEVEL_LARGE):
         ways = {
@@ -361,7 +363,7 @@ def main() -> None:
             "cold: first view of all 37 columns, gzip",
             timed(m.page(all_columns, encoding="gzip"), args.repeat, m.warmed, every_thread=True),
         )
-        print(f"  (gzip in pieces while a core is spare by the load average: {spare_cores():.1f} spare now)")
+        print(f"  (gzip in pieces while the load average leaves {MIN_SPARE:g} core spare: {spare_cores():.1f} now)")
         for encoding, label in (("zstd", "zstd"), ("br", "brotli"), ("gzip", "gzip")):
             report(
                 f"cold: first view of all 37 columns, default sort (price), {label}",

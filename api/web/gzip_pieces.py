@@ -10,10 +10,11 @@ use) take the pieces in turn, each the next one no thread has taken: where a cor
 of the 37-column market of 2,000 offers (1.6 MB, ~10 ms at level 4) takes about half as long to wait
 for. Where the cores are busy it would not: a pool thread waits for a core, and two threads on
 shared cores took 8-50% more CPU than one stream (benchmarks/pages.py, on a host whose load was
-twice its cores). So pieces go to the pool only while the last minute's load average leaves a core
-free (`spare_cores`), and the calling thread, done with the pieces it took, waits for a pool
-thread's piece only as long as writing it itself would take, then writes it too: a page waits on a
-thread that has no core for at most one piece's time."""
+twice its cores). So pieces go to the pool only while the last minute's load average leaves half a
+core or more (`spare_cores`, `MIN_SPARE`): that average counts the thread asking too, so a server busy
+with nothing but its pages reads ~1 on two cores, the other core idle; and the calling thread, done
+with the pieces it took, waits for a pool thread's piece only as long as writing it itself would
+take, then writes it too: a page waits on a thread that has no core for at most one piece's time."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ HELPERS = max(0, min(3, (os.cpu_count() or 1) - 1))  # the pool's threads: the o
 # each piece costs a new compressor and its primed window (4 pieces of 1.6 MB: ~3% more CPU than one).
 PIECES_PER_THREAD = 2
 PIECE_BYTES = 256 * 1024  # the smallest piece worth a compressor of its own
+MIN_SPARE = 0.5  # cores the load average must leave: it counts the asking thread itself (~1 when busy)
 
 
 @cache  # no arguments: one pool, made on the first page compressed in pieces
@@ -54,7 +56,7 @@ def spare_cores() -> float:
 
 def pieces_for(size: int) -> int:
     """How many pieces a body of `size` bytes is cut in: one where no other core would take any."""
-    if not HELPERS or size < 2 * PIECE_BYTES or spare_cores() < 1:
+    if not HELPERS or size < 2 * PIECE_BYTES or spare_cores() < MIN_SPARE:
         return 1
     return min((HELPERS + 1) * PIECES_PER_THREAD, size // PIECE_BYTES)
 

@@ -138,7 +138,9 @@ def test_a_page_is_cut_in_pieces_for_the_threads_there_are_while_a_core_is_spare
     assert pieces_for(1_600_000) == 2 * gzip_pieces.PIECES_PER_THREAD
     assert pieces_for(gzip_pieces.PIECE_BYTES * 3) == 3
     assert pieces_for(gzip_pieces.PIECE_BYTES * 2 - 1) == pieces_for(100) == 1
-    monkeypatch.setattr(gzip_pieces, "spare_cores", lambda: 0.9)  # the cores busy: one stream
+    monkeypatch.setattr(gzip_pieces, "spare_cores", lambda: gzip_pieces.MIN_SPARE)  # this thread and a core free
+    assert pieces_for(1_600_000) == 2 * gzip_pieces.PIECES_PER_THREAD
+    monkeypatch.setattr(gzip_pieces, "spare_cores", lambda: gzip_pieces.MIN_SPARE - 0.1)  # the cores busy: one stream
     assert pieces_for(1_600_000) == 1
     monkeypatch.setattr(gzip_pieces, "spare_cores", lambda: 1.0)
     monkeypatch.setattr(gzip_pieces, "HELPERS", 0)  # one core: no other thread to take a piece
