@@ -112,8 +112,17 @@ def main(jobs: list[tuple[str, str]]) -> None:
     # it finds abandoned (pricedb.files.sweep_workdirs), which any looks in the year-ahead run.
     scratch = tempfile.mkdtemp(prefix="skypilot-readback-")
     os.environ["SKY_RUNTIME_DIR"] = os.environ["HOME"] = scratch
-    import sky.clouds  # noqa: F401  after the environment: the catalog folder is fixed on import
+    import sky.clouds  # after the environment: the catalog folder is fixed on import
 
+    # What the calls import on first use (pandas, each cloud's catalog module; their catalogs are read
+    # lazily, in the children), imported here once rather than again in each child.
+    for module in ("pandas", *(f"sky.catalog.{cloud}_catalog" for cloud in CLOUD_CLASSES)):
+        importlib.import_module(module)
+    # AWS zone names come from an account's mapping file; SkyPilot looks for the account first by running
+    # `aws configure list` (a Python CLI, ~0.5 s CPU, in every child) when the machine has one. No account is
+    # configured here either way, so it is told there is no CLI and goes on, as without one, to the mapping
+    # files in the catalog folder.
+    sky.clouds.AWS._aws_configure_list = classmethod(lambda cls: None)  # type: ignore[method-assign]
     catalog_dir = os.path.join(scratch, ".sky", "catalogs", "v8")
     json.dump([answer_in_child(catalogs, catalog_dir, calls) for catalogs, calls in jobs], sys.stdout)
     shutil.rmtree(scratch, ignore_errors=True)
