@@ -111,7 +111,9 @@ def _compacted_once(tmp_path_factory: pytest.TempPathFactory, _migrated_db: Path
         store.compact_history()
     finally:
         store.close()
-    return settings.db, [q for _ in range(4) for q in _questions(rng, start, end)]
+    # Two draws of the questions (42, 21 of them naming their offer): four drew the same kinds again and
+    # hit no other line or branch of api.history*, pricedb.history* (coverage), at twice the time.
+    return settings.db, [q for _ in range(2) for q in _questions(rng, start, end)]
 
 
 @pytest.fixture
@@ -128,7 +130,7 @@ def compacted(
 
 def test_files_answer_named_offers_after_a_compaction(compacted: tuple[AppState, list[HistoryQuery]]) -> None:
     state, questions = compacted
-    assert _named_from_files(state, questions) > 30
+    assert _named_from_files(state, questions) > 15
     folder = files_folder(state.store.path)
     assert sorted(p.name.split("-")[0] for p in folder.iterdir()) == ["history", "points", "series"]
 
@@ -143,7 +145,7 @@ def test_observations_since_the_compaction_are_held_beside_the_files(
     end = NOW - timedelta(days=5)
     for seed in range(3):  # a run at a time: each lands a new data version, read on top of the last
         end = _rounds(state.store, random.Random(seed), end, 2)
-        assert _named_from_files(state, questions, clear=seed == 0) > 30
+        assert _named_from_files(state, questions, clear=seed == 0) > 15
         assert _layout(state)[2] is not None
     extended = _layout(state)[2]
     assert _named_from_files(state, questions)  # read whole: the same answers
@@ -151,7 +153,7 @@ def test_observations_since_the_compaction_are_held_beside_the_files(
     assert extended is not None and fresh is not None and extended is not fresh
     assert sorted(extended.keys) == fresh.keys and len(extended.held) == len(fresh.held)
     state.store.compact_history()  # a second compaction: its files replace the first's
-    assert _named_from_files(state, questions) > 30
+    assert _named_from_files(state, questions) > 15
     assert _layout(state)[2] is None
     assert len(list(files_folder(state.store.path).iterdir())) == 3
 
@@ -211,7 +213,7 @@ def test_an_offer_new_or_withdrawn_since_the_compaction_and_windows_at_its_edges
         _runs_since(state.store, rng, [at], [*OFFERS[:-1], NEW_OFFER])
         _layout(state)
     edges = _edge_questions(moments, rng)
-    assert _named_from_files(state, [*questions, *edges], clear=False) > 60
+    assert _named_from_files(state, [*questions, *edges], clear=False) > 40
     assert _named_from_files(state, [*questions, *edges])
     p, r, s, k = NEW_OFFER
     whole = OfferFilter(providers=(p,), regions=(r,), skus=(s,), pricings=(k.value,))
@@ -229,7 +231,7 @@ def test_a_tail_over_its_bound_is_read_from_duckdb(compacted: tuple[AppState, li
     assert _check(state, questions).from_files == 0
     assert _layout(state)[1:] == (_layout(state)[1], None)
     state.settings = state.settings.model_copy(update={"history_recent_mb": 1.0})
-    assert _named_from_files(state, questions) > 30
+    assert _named_from_files(state, questions) > 15
     for path in files_folder(state.store.path).iterdir():
         path.unlink()
     assert _check(state, questions).from_files == 0
@@ -306,7 +308,7 @@ def test_files_written_after_a_question_are_found(
         path.write_bytes(data)
     monkeypatch.setattr(api_history, "FILES_RETRY_S", 0.0)
     assert _layout(state)[1] is not None
-    assert _named_from_files(state, questions) > 30
+    assert _named_from_files(state, questions) > 15
 
 
 def _urls(rng: random.Random) -> list[str]:
@@ -399,7 +401,7 @@ def test_files_over_their_bound_are_not_kept(compacted: tuple[AppState, list[His
     assert _check(state, questions).from_files == 0
     state.store.settings = state.store.settings.model_copy(update={"history_files_mb": records / 1024 / 1024})
     state.store.compact_history()
-    assert _named_from_files(state, questions) > 30
+    assert _named_from_files(state, questions) > 15
 
 
 def test_the_warm_up_reads_a_landed_run_so_the_first_question_does_not(
@@ -435,7 +437,7 @@ def test_the_warm_up_reads_a_landed_run_so_the_first_question_does_not(
         asyncio.run(warmed_after_a_run(landed, end + timedelta(hours=landed)))
         assert reads == read
         reads.clear()
-        assert _named_from_files(state, questions, clear=False) > 30
+        assert _named_from_files(state, questions, clear=False) > 15
         assert reads == []  # every question found them held
 
 
@@ -530,6 +532,6 @@ def test_a_question_reading_the_held_runs_itself_lifts_the_databases_memory_limi
     end = NOW - timedelta(days=5)
     for seed in range(2):  # the first run's observations read whole, the second's added to them
         end = _rounds(state.store, random.Random(seed), end, 1)
-        assert _named_from_files(state, questions, clear=seed == 0) > 30
+        assert _named_from_files(state, questions, clear=seed == 0) > 15
     assert [name for name, _ in seen] == ["read_recent", "extend_recent"]
     assert all(lifted != bounded for _, lifted in seen) and limit() == bounded

@@ -36,9 +36,10 @@ from tests.conftest import OfflineRound
 from tests.helpers import assert_422_naming, uvicorn_serving
 
 # ----- the OpenAPI document tells the truth: schemathesis, every check ----------------------------
-# Bounded and deterministic: a fixed seed and a few dozen examples per operation and phase, so the
-# run takes seconds and finds the same thing every time. Every built-in check runs (the CLI's
-# `--checks all`). Two things the schema cannot state, said here instead:
+# Bounded and deterministic: a fixed seed, every coverage case and five fuzzed examples per operation
+# and mode, so the run takes seconds and finds the same thing every time. Every built-in check runs
+# (the CLI's `--checks all`). The coverage phase is most of the calls (~1,850 of 1,892; ten fuzzed
+# examples made 1,932) and is kept whole. Two things the schema cannot state, said here instead:
 #  - /cheapest and /estimate validate combinations of parameters (mem *or* the estimator's inputs;
 #    an architecture the estimator can build), which OpenAPI cannot express for query parameters:
 #    a schema-valid request may be refused there with a 422 that names the parameter.
@@ -46,7 +47,7 @@ from tests.helpers import assert_422_naming, uvicorn_serving
 CONFIG = SchemathesisConfig.from_dict(
     {
         "seed": 20261129,
-        "generation": {"deterministic": True, "max-examples": 10},
+        "generation": {"deterministic": True, "max-examples": 5},
         "phases": {"stateful": {"enabled": False}},
         "operations": [
             {
