@@ -29,6 +29,7 @@ from api.query import OffersParams, known_providers
 from api.state import AppState
 from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
 from api.web.html import Page, query_string, quoted, render
+from api.web.i18n import Words
 from api.web.money import CNY, CURRENCIES, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
 from api.web.row_head import cells_read, head_parts, row_heads
@@ -47,6 +48,7 @@ from api.web.table import (
     raw_value,
     samples_of,
     table_classes,
+    worded,
 )
 from pricedb.models import Availability, Pricing
 from pricedb.queries import CurrentOffers, Offer
@@ -98,6 +100,7 @@ class HeaderCell:
     label: str
     aria: str | None  # aria-sort of the column the view is sorted by
     href: str
+    worded: str = ""  # a worded column's words and the values they stand for, as JSON (table.worded)
 
 
 @dataclass
@@ -170,10 +173,10 @@ class Market:
             heads = row_heads(self.rows, cells_read({c.key for c in self.shown}))
             columns = self.columns_cells(html=True)
             written = [
-                f'<tr data-k="{rank}"{head}{"".join(cells)}</tr>'
+                f'<tr data-k="{rank}"{head}{"".join(cells)}'
                 for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
             ]
-            return ["\n".join(written).encode()]
+            return ["".join(written).encode()]
         places = self.places or self.cells.places(None, self.rows)
         ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown, self.numbering)
         rows = self.cells.rows(ways, places, self.rows, writers)
@@ -195,6 +198,7 @@ class Market:
                     money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
                     ("descending" if self.view.desc else "ascending") if sorted_here else None,
                     f"{base}sort={quoted(column.key)}{'&desc=true' if desc else ''}",  # as query_string writes it
+                    _worded_json(column, words),
                 )
             )
         return heads
@@ -218,6 +222,11 @@ class Market:
 
 
 Writer = Callable[[list[dict[str, Any]]], list[str]]
+
+
+def _worded_json(column: Column, words: Words) -> str:
+    found = worded(column, words)
+    return json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""
 
 
 def cell_ways(

@@ -90,6 +90,7 @@ class Page(HTMLParser):
             self._table = found["id"]
             self.tables[self._table] = []
         if self._table and tag == "tr":
+            self._end_row()  # a row's end tag may be left out: the next row ends it (as browsers read it)
             self._row = []
         if self._row is not None and tag in ("td", "th"):
             self._end_cell()  # a cell's end tag may be left out: the next cell ends it (as browsers read it)
@@ -101,17 +102,22 @@ class Page(HTMLParser):
             self._row.append(" ".join("".join(self._cell).split()))
             self._cell = None
 
+    def _end_row(self) -> None:
+        self._end_cell()  # the row's end ends its last cell
+        if self._row is not None:
+            assert self._table is not None
+            self.tables[self._table].append(self._row)
+            self._row = None
+
     def handle_endtag(self, tag: str) -> None:
         if tag == "label":
             self._in_label -= 1
         if tag == "script":
             self._script_type = None
-        if tag in ("td", "th", "tr"):  # the row's end ends its last cell
+        if tag in ("td", "th"):
             self._end_cell()
-        if self._row is not None and tag == "tr":
-            assert self._table is not None
-            self.tables[self._table].append(self._row)
-            self._row = None
+        if tag in ("tr", "thead", "tbody", "table"):  # the end of a row, or of the rows' group, ends the row
+            self._end_row()
         if tag == "table":
             self._table = None
 
@@ -345,8 +351,8 @@ def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
 
 
 def test_a_row_head_holds_only_what_the_views_cells_do_not() -> None:
-    """The script reads a row's GPUs, GB per GPU and FX rate from their cells where the view shows
-    them, and works out its ¥/h as the price its cell shows × the FX rate where that is the stored
+    """The script reads a row's GPUs, GB per GPU, FX rate, FX day and currency from their cells where
+    the view shows them, and works out its ¥/h as the price its cell shows × the FX rate where that is the stored
     figure to the bit: the head keeps each of them only where it cannot."""
     hourly = {"price": 1.25, "fx_rate": 7.125, "cny_per_hour": 1.25 * 7.125, "gpu_count": 2, "gpu_memory_gb": 80.0}
     monthly = {**hourly, "price": 900.0, "cny_per_hour": 900.0 * 7.125 / 730}  # not price × rate
@@ -364,12 +370,18 @@ def test_a_row_head_holds_only_what_the_views_cells_do_not() -> None:
     assert row_heads(rows[:1], ()) == [
         f' data-h={1.25 * 7.125!r} data-fx=7.125 data-n=2 data-m=80.0 data-d="2026-11-30" data-c="USD">'
     ]
+    assert row_heads(rows[:1], cells_read({"fx_date", "sku"})) == [
+        f' data-h={1.25 * 7.125!r} data-fx=7.125 data-n=2 data-m=80.0 data-c="USD">'
+    ]
+    shown = cells_read({"price", "gpu_count", "gpu_memory_gb", "fx_rate", "fx_date", "currency"})
+    assert row_heads(rows, shown) == [">", f" data-h={900.0 * 7.125 / 730!r}>", f" data-h={1.2345678 * 7.125!r}>"]
     assert per_hour_from_price(rows[0]) == rows[0]["cny_per_hour"]
     assert per_hour_from_price(rows[2]) != rows[2]["cny_per_hour"]  # the text reads 1.234568
 
 
 def test_the_warm_up_writes_every_part_of_a_head_any_view_asks_for() -> None:
-    asked = {way for r in range(5) for read in combinations(READ_FROM_CELLS, r) for way, _ in head_parts(read)}
+    reads = range(len(READ_FROM_CELLS) + 1)
+    asked = {way for r in reads for read in combinations(READ_FROM_CELLS, r) for way, _ in head_parts(read)}
     assert asked == {way for way, _ in every_head_part()}
 
 

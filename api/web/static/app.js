@@ -83,6 +83,8 @@
     // in its column's cell where the view shows it (api/web/row_head.py): the cell's `data-v`, else
     // the number its text begins with (a price's `data-v` is its rank: its text, always).
     const columns = new Map(heads.map((th, index) => [th.dataset.key, index]));
+    // A worded column's words (pricing, availability, yes/no) and the values they stand for (api/web/table.py worded).
+    const worded = heads.map((th) => new Map(Object.entries(JSON.parse(th.dataset.words || "{}"))));
     function numberOf(raw) {
       const value = parseFloat(raw);
       return Number.isNaN(value) ? null : value;
@@ -94,6 +96,13 @@
     function carried(tr, name, key) {
       const given = tr.dataset[name];
       return given === undefined ? inCell(tr, key) : numberOf(given);
+    }
+    // A text the row carries, its FX day (`d`) or currency (`c`): in its head, else its column's cell ("" for none).
+    function textOf(tr, name, key) {
+      const given = tr.dataset[name];
+      if (given !== undefined) return given;
+      const text = tr.cells[columns.get(key)].textContent.trim();
+      return text === MISSING ? "" : text;
     }
 
     // A row's ¥/h: its `data-h`, else its price × its FX rate, the one multiplication the server
@@ -121,7 +130,10 @@
       const href = td.firstElementChild ? td.firstElementChild.getAttribute("href") : null;
       if (href && href[0] === "#") return Number(href.slice(2));
       let raw = td.dataset.v;
-      if (raw === undefined) raw = td.textContent.trim() === MISSING ? null : td.textContent.trim();
+      if (raw === undefined) {  // a word with no `data-v` stands for the value its column's head gives it, else itself
+        const text = td.textContent.trim();
+        raw = text === MISSING ? null : worded[index].get(text) ?? text;
+      }
       if (raw === null) return null;
       return NUMERIC.has(kind) ? parseFloat(raw) : raw;
     }
@@ -163,8 +175,9 @@
           let rate = null;
           if (currency === "CNY") rate = 1;
           else if (currency === "native") rate = carried(tr, "fx", "fx_rate") || null;
-          else rate = (rates[tr.dataset.d] || {})[currency] || null;
-          td.textContent = rate === null ? MISSING : amount(value / rate) + (currency === "native" ? " " + tr.dataset.c : "");
+          else rate = (rates[textOf(tr, "d", "fx_date")] || {})[currency] || null;
+          const native = currency === "native" ? " " + textOf(tr, "c", "currency") : "";
+          td.textContent = rate === null ? MISSING : amount(value / rate) + native;
         }
       }
       table.dataset.cur = currency;
