@@ -41,6 +41,9 @@ K = TypeVar("K", bound="_Kept")
 _SERIALS = count()
 
 
+OFFER_KEY = ("provider", "region", "sku", "pricing")  # the fields of an offer's key, in order
+
+
 def offer_key(row: Row) -> OfferKey:
     return (row["provider"], row["region"], row["sku"], row["pricing"])
 

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from api.web.i18n import Words, negotiate
 from api.web.market import sort_rows
 from api.web.row_head import READ_FROM_CELLS, cells_read, every_head_part, head_parts, per_hour_from_price, row_heads
-from api.web.table import column, column_cells, raw_value
+from api.web.table import column, column_cells, raw_value, worded
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
 from pricedb.settings import Settings
@@ -188,7 +188,7 @@ def test_the_market_of_2000_offers_is_under_200_kb(tmp_path: Path, offline_round
         with serving(settings, store, now) as test_client:
             answer = test_client.get("/", headers={**HTML, "accept-encoding": "gzip"})
             assert answer.status_code == 200
-            assert answer.text.count("<tr data-k=") == 2000
+            assert answer.text.split("<tbody>")[1].split("</tbody>")[0].count("<tr") == 2000  # the market's rows
             assert int(answer.headers["content-length"]) < BUDGET
     finally:
         store.close()
@@ -323,6 +323,46 @@ def test_a_number_cell_holds_its_value_only_where_its_text_does_not_read_as_it()
     assert raw_value(24) == raw_value(24.0) == raw_value(0.25) == ""
     assert raw_value(0.2432654438844017) == " data-v=0.2432654438844017"  # shown to six decimals
     assert raw_value(1e-7) == " data-v=1e-07"  # shown as 0
+
+
+def test_a_word_holds_its_value_only_where_its_column_head_does_not_read_it_back() -> None:
+    """The market's worded columns (pricing, availability, yes/no) carry their words and the values
+    they stand for in their head (`data-words`): a cell whose word reads back so needs no `data-v`;
+    a value the head does not know keeps it where its word reads as another value; availability
+    always keeps it (its dot's colour); other tables keep every `data-v` as before."""
+    words = Words("en")
+    pricing = column("pricing", "spot", words)
+    assert worded(pricing, words)["on-demand"] == "on_demand" and worded(pricing, words)["spot"] == "spot"
+    assert worded(column("available", True, words), Words("zh")) == {"是": "1", "否": "0"}
+    assert worded(column("region", "x", words), words) == {}
+    rows = [{"pricing": "on_demand"}, {"pricing": "on-demand"}, {"pricing": "bartered"}, {"pricing": None}]
+    market = column_cells(pricing, rows, words, "CNY", {}, html=True, headed=True)
+    assert market == ["<td>on-demand", '<td data-v="on-demand">on-demand', "<td>bartered", "<td>—"]
+    other = column_cells(pricing, rows, words, "CNY", {}, html=True)
+    assert other == ['<td data-v="on_demand">on-demand', "<td>on-demand", "<td>bartered", "<td>—"]
+    availability = column("availability", "available", words)
+    cells = column_cells(availability, [{"availability": "sold_out"}], words, "CNY", {}, html=True, headed=True)
+    assert cells == ['<td data-v="sold_out">sold out']
+
+
+def test_the_market_heads_each_worded_column_with_its_words(client: TestClient) -> None:
+    page = client.get("/?lang=zh", headers=HTML).text
+    heads = dict(re.findall(r'<th scope="col" data-key="(\w+)"[^>]* data-words="([^"]*)"', page))
+    assert json.loads(unescape(heads["pricing"]))["按需"] == "on_demand" and "availability" in heads
+    rows = parsed(page).tables["market"][1:]
+    assert rows and 'data-v="on_demand"' not in page.split("<tbody>")[1]
+
+
+def test_rows_carry_their_rank_in_offer_key_order_only_where_the_view_hides_the_key(client: TestClient) -> None:
+    """Where a view shows the provider, region, sku and pricing, the script orders rows of equal
+    values by them, and no row carries its rank in offer-key order (`data-k`); where it does not, each does."""
+    for cols, ranked in (("", False), ("provider,sku,price", True)):
+        page = client.get(f"/?cols={cols}" if cols else "/", headers=HTML).text
+        body = page.split("<tbody>\n")[1].split("</tbody>")[0]
+        starts = re.findall(r"<tr[ >]", body)
+        assert starts and body.count("<tr data-k=") == (len(starts) if ranked else 0), cols
+        assert "</tr>" not in body  # no end tags: the next row or `</tbody>` ends a row
+        assert "\n" not in body  # so nothing falls into a row's last cell
 
 
 def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:

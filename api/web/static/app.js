@@ -138,16 +138,47 @@
       return NUMERIC.has(kind) ? parseFloat(raw) : raw;
     }
 
+    // A row's offer key (provider, region, sku, pricing), where the view shows them all and so
+    // the rows carry no rank in offer-key order (`data-k`, api/web/market.py keys_shown).
+    const OFFER_KEY = ["provider", "region", "sku", "pricing"];
+    function offerKey(tr) {
+      return OFFER_KEY.map((key) => {
+        const index = columns.get(key);
+        return key === "pricing" ? cellValue(tr, index, "vocab", key) : tr.cells[index].textContent;
+      });
+    }
+    // Python's order of texts, by code point (JavaScript's < compares UTF-16 units, which differs
+    // past U+FFFF); then of offer keys, text by text.
+    function byCodePoint(a, b) {
+      if (a === b) return 0;
+      const x = Array.from(a), y = Array.from(b);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        if (x[i] !== y[i]) return x[i].codePointAt(0) - y[i].codePointAt(0);
+      }
+      return x.length - y.length;
+    }
+    function byOfferKey(a, b) {
+      if (typeof a === "number") return a - b;  // ranks in offer-key order (`data-k`)
+      for (let i = 0; i < a.length; i++) {
+        const c = byCodePoint(a[i], b[i]);
+        if (c !== 0) return c;
+      }
+      return 0;
+    }
+
     // As /offers sorts: unknown values after known ones (before them descending), then offer key.
     function sortBy(key, desc) {
       const index = heads.findIndex((th) => th.dataset.key === key);
       if (index < 0) return;
       const kind = heads[index].dataset.kind;
-      const keyed = Array.from(body.rows, (tr) => [cellValue(tr, index, kind, key), Number(tr.dataset.k), tr]);
+      const ranked = body.rows.length > 0 && body.rows[0].dataset.k !== undefined;
+      const keyed = Array.from(body.rows, (tr) => [
+        cellValue(tr, index, kind, key), ranked ? Number(tr.dataset.k) : offerKey(tr), tr,
+      ]);
       keyed.sort((a, b) => {
         let c = (a[0] === null) - (b[0] === null);
         if (c === 0 && a[0] !== null) c = a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
-        if (c === 0) c = a[1] - b[1];
+        if (c === 0) c = byOfferKey(a[1], b[1]);
         return desc ? -c : c;
       });
       body.append(...keyed.map((entry) => entry[2]));
