@@ -20,8 +20,9 @@ table); every column of that market (1.32 MB since its rows lost their end tags,
 took on the 1.61 MB it was (183 KB). Pages over 1.5 MB take level 4 (level 3 wrote 197 KB for that
 1.61 MB page; level 5 was needed while it was 1.9 MB: level 4 wrote 203 KB). From 512 KB zlib-ng
 writes a page in pieces at once, one per core, as one gzip member (api.web.gzip_pieces): as much
-CPU and a few bytes more, about half the wait where a core is free. Pages over 500 KB that a fast setting writes small enough go at it instead
-(`fast_if_small`: brotli quality 1, ISA-L's igzip level 2, the `isal` package)."""
+CPU and a few bytes more, about half the wait where a core is free. Pages over 500 KB that a fast
+setting writes small enough go at it instead (`fast_if_small`: brotli quality 1, ISA-L's igzip
+level 2, the `isal` package)."""
 
 from __future__ import annotations
 
