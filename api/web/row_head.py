@@ -1,4 +1,4 @@
-"""A market row's head: the attributes of its `<tr>` after its `data-k`, what the page's script needs
+"""A market row's head: the attributes of its `<tr>` after its `data-k` (if any), what the page's script needs
 besides the row's cells to switch currency and sort in place.
 
 The script converts a row's figures at its FX day's rates (`data-d`) and writes its native figures
