@@ -1,7 +1,8 @@
 """The market table's cells, each written once per column and way of writing it while the data stays
 the same: a view (another filter, another sort, other columns, another currency or language) only
-joins ready cells, UTF-8, with each row's place in offer-key order in front (`data-k`, the view's
-own); 2,000 offers × 37 columns are 74,000 cells, ~75 ms to write, ~2 ms to join.
+joins ready cells, UTF-8, with each row's place in offer-key order in front where the view hides
+part of the offer key (`data-k`, the view's own); 2,000 offers × 37 columns are 74,000 cells, ~75 ms
+to write, ~2 ms to join.
 
 A cell depends only on its offer's JSON row and on how its column is written: the column (key and
 kind), the currency for money, the language for words (pricing, units, "stale", yes/no), and
@@ -25,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from itertools import count, repeat
+from itertools import count
 from operator import is_, itemgetter
 from typing import Any, TypeVar
 
@@ -39,6 +40,9 @@ TEXT_OVERHEAD = 90  # what a kept cell costs beyond its bytes: the bytes' header
 SLOT = 8  # a place in a way's list
 K = TypeVar("K", bound="_Kept")
 _SERIALS = count()
+
+
+OFFER_KEY = ("provider", "region", "sku", "pricing")  # the fields of an offer's key, in order
 
 
 def offer_key(row: Row) -> OfferKey:
@@ -179,16 +183,14 @@ class CellMemo:
             return places.pick(self._order)
 
     def starts(self, ranks: list[int]) -> list[bytes]:
-        """Each row's `<tr data-k="rank"`, on a line of its own after the first."""
+        """Each row's `<tr data-k="rank"`: right after the row before, whose end tag HTML leaves out
+        (a `<tr>` ends the row and cell before it), so no white space falls into that row's last cell."""
         with self._lock:
             if len(self._starts) < len(ranks):
                 more = range(len(self._starts), len(ranks))
-                self._starts.extend(b'\n<tr data-k="%d"' % rank for rank in more)
+                self._starts.extend(b'<tr data-k="%d"' % rank for rank in more)
                 self._bytes += sum(len(start) + JOINED_OVERHEAD for start in self._starts[-len(more) :])
-            starts = list(map(self._starts.__getitem__, ranks))
-        if starts:
-            starts[0] = starts[0][1:]
-        return starts
+            return list(map(self._starts.__getitem__, ranks))
 
     def rows(
         self,
@@ -197,7 +199,8 @@ class CellMemo:
         rows: Sequence[Row],
         writers: Sequence[Callable[[list[Row]], list[str]]],
     ) -> Sequence[bytes]:
-        """Each of `rows`' cells in `ways` joined, then `</tr>` (`writers`: each way's, as `cells` takes)."""
+        """Each of `rows`' cells in `ways` joined, with no end tag (the next row's start or `</tbody>`
+        ends the row: `starts`), as `writers` write them (each way's, as `cells` takes)."""
         with self._lock:
             joined = self._kept(self._joined, tuple(ways), _Kept)
             texts = joined.texts
@@ -206,7 +209,7 @@ class CellMemo:
             most = 2 * len(places.at) >= len(texts) > 2 * joined.filled  # the view shows most, most are not joined
             every = self._every_cell(ways) if most else None
             if every is not None:  # join every place's row, reading each way's list in order
-                written = list(map(b"".join, zip(*every, repeat(b"</tr>", len(texts)), strict=True)))  # joined in C
+                written = list(map(b"".join, zip(*every, strict=True)))  # joined in C
                 size = sum(map(len, written)) + (JOINED_OVERHEAD + SLOT) * len(written)
                 self._grow(joined, size - joined.bytes)  # every place's text and slot, in place of those before
                 joined.texts = texts = written
@@ -216,7 +219,7 @@ class CellMemo:
                 todo = Places([places.at[i] for i in missing])
                 todo_rows = [rows[i] for i in missing]
                 columns = [self.cells(w, todo, todo_rows, write) for w, write in zip(ways, writers, strict=True)]
-                written = list(map(b"".join, zip(*columns, repeat(b"</tr>", len(missing)), strict=True)))
+                written = list(map(b"".join, zip(*columns, strict=True)))
                 for place, text in zip(todo.at, written, strict=True):
                     texts[place] = text
                 joined.filled += len(missing)

@@ -15,12 +15,14 @@ is ~165 KB as zstd (~3-4 ms), ~176 KB as brotli (~8-10 ms), ~185 KB as gzip. A p
 for an encoding the first time a client asks for it, and kept beside its plain bytes (`Rendered`).
 The gzip is zlib-ng's (the `zlib-ng` package), level 3: for the market page of 2,000 offers of every
 card it writes ~145 KB, faster than zlib at a level that small (benchmarks/pages.py prints the
-table). Pages over 1.5 MB (every column of that market, 1.6 MB) take level 4: 183 KB on the default
-sort by price, where level 5 writes 168 KB in ~15% more time (level 5 was needed while that page was
-1.9 MB: level 4 wrote 203 KB). From 512 KB zlib-ng writes a page in pieces at once, one per core,
-as one gzip member (api.web.gzip_pieces): as much CPU and a few bytes more, about half the wait where
-a core is free. Pages over 500 KB that a fast setting writes small enough go at it instead
-(`fast_if_small`: brotli quality 1, ISA-L's igzip level 2, the `isal` package)."""
+table); every column of that market (1.32 MB since its rows lost their end tags, worded cells their
+`data-v` and most rows their `data-k`) 179 KB on the default sort by price, in ~0.8× the time level 4
+took on the 1.61 MB it was (183 KB). Pages over 1.5 MB take level 4 (level 3 wrote 197 KB for that
+1.61 MB page; level 5 was needed while it was 1.9 MB: level 4 wrote 203 KB). From 512 KB zlib-ng
+writes a page in pieces at once, one per core, as one gzip member (api.web.gzip_pieces): as much
+CPU and a few bytes more, about half the wait where a core is free. Pages over 500 KB that a fast
+setting writes small enough go at it instead (`fast_if_small`: brotli quality 1, ISA-L's igzip
+level 2, the `isal` package)."""
 
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ STATIC_TYPES = {
 }
 GZIP_LEVEL = 3  # zlib-ng: 3 keeps a market of 2,000 offers under 200 KB; 4 is 5% smaller and slower
 LARGE_PAGE_BYTES = 1_500_000
-GZIP_LEVEL_LARGE = 4  # the 37-column market of 2,000 offers (1.6 MB): 183-185 KB, level 5 168 KB in ~15% more time
+GZIP_LEVEL_LARGE = 4  # pages over 1.5 MB: level 3 wrote 197 KB for the 37-column market when it was 1.61 MB
 ZSTD_LEVEL = 3  # zstd's default; level 1 is ~5% larger for ~0.6 ms less on that page
 BROTLI_QUALITY = 4  # ~15% smaller than zstd 3 in ~3× its time; 5 is 6-10% smaller again, twice as slow
 # Pages over 500 KB (the market of 2,000 offers in a few chosen columns, 0.76 MB, its default 13 columns,

@@ -27,8 +27,9 @@ from api.answers import offer_rows, offers_answer, offers_result
 from api.parsing import parse_bool, parse_mem_gb, split_list
 from api.query import OffersParams, known_providers
 from api.state import AppState
-from api.web.cell_memo import CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
+from api.web.cell_memo import OFFER_KEY, CellMemo, Places, Row, Way, offer_key, ranks_in_order, way_of
 from api.web.html import Page, query_string, quoted, render
+from api.web.i18n import Words
 from api.web.money import CNY, CURRENCIES, SYMBOLS, parse_currency, rates_for
 from api.web.params import Problems, given, is_list, parse
 from api.web.row_head import cells_read, head_parts, row_heads
@@ -47,6 +48,7 @@ from api.web.table import (
     raw_value,
     samples_of,
     table_classes,
+    worded,
 )
 from pricedb.models import Availability, Pricing
 from pricedb.queries import CurrentOffers, Offer
@@ -98,6 +100,7 @@ class HeaderCell:
     label: str
     aria: str | None  # aria-sort of the column the view is sorted by
     href: str
+    worded: str = ""  # a worded column's words and the values they stand for, as JSON (table.worded)
 
 
 @dataclass
@@ -160,24 +163,31 @@ class Market:
         """The shown cells' texts, row by row (what the CSV and the Markdown hold)."""
         return list(zip(*self.columns_cells(), strict=True)) if self.shown else [() for _ in self.rows]
 
+    @property
+    def keys_shown(self) -> bool:
+        """Whether the view shows every field of the offer key, which the script then orders rows of
+        equal values by, so a row needs no rank in offer-key order (`data-k`)."""
+        return set(OFFER_KEY) <= {c.key for c in self.shown}
+
     def rows_html(self) -> list[bytes]:
         """The table's body as UTF-8 pieces to join, written a column at a time rather than through
         the template engine: thousands of rows, each a few formatted cells. Fast, each row's cells
         come joined from the cell memo (written when the data landed or for an earlier view) and
-        only each row's place in offer-key order (`data-k`) is the view's own; plain, every row is written."""
+        only each row's place in offer-key order (`data-k`, where the view does not show the offer
+        key) is the view's own; plain, every row is written."""
         if self.cells is None:
             keys = [offer_key(row) for row in self.rows]
             heads = row_heads(self.rows, cells_read({c.key for c in self.shown}))
             columns = self.columns_cells(html=True)
-            written = [
-                f'<tr data-k="{rank}"{head}{"".join(cells)}</tr>'
-                for rank, head, *cells in zip(ranks_in_order(keys), heads, *columns, strict=True)
-            ]
-            return ["\n".join(written).encode()]
+            starts = ["<tr"] * len(keys) if self.keys_shown else [f'<tr data-k="{k}"' for k in ranks_in_order(keys)]
+            written = ["".join(row) for row in zip(starts, heads, *columns, strict=True)]
+            return ["".join(written).encode()]
         places = self.places or self.cells.places(None, self.rows)
         ways, writers = cell_ways(self.page, self.view.cur, self.rates, self.shown, self.numbering)
         rows = self.cells.rows(ways, places, self.rows, writers)
         self.refit()
+        if self.keys_shown:  # every row's start the same: put between the rows in one join
+            return [b"<tr", b"<tr".join(rows)] if rows else []
         ranks = self.ranks if self.ranks is not None else self.cells.ranks(places)
         return list(chain.from_iterable(zip(self.cells.starts(ranks), rows, strict=True)))
 
@@ -195,6 +205,7 @@ class Market:
                     money_label(column, self.view.cur, words) if column.kind == "money" else column.label,
                     ("descending" if self.view.desc else "ascending") if sorted_here else None,
                     f"{base}sort={quoted(column.key)}{'&desc=true' if desc else ''}",  # as query_string writes it
+                    _worded_json(column, words),
                 )
             )
         return heads
@@ -218,6 +229,11 @@ class Market:
 
 
 Writer = Callable[[list[dict[str, Any]]], list[str]]
+
+
+def _worded_json(column: Column, words: Words) -> str:
+    found = worded(column, words)
+    return json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""
 
 
 def cell_ways(

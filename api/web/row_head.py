@@ -1,10 +1,11 @@
-"""A market row's head: the attributes of its `<tr>` after its `data-k`, what the page's script needs
+"""A market row's head: the attributes of its `<tr>` after its `data-k` (if any), what the page's script needs
 besides the row's cells to switch currency and sort in place.
 
-Every row carries its FX day (`data-d`) and native currency (`data-c`). The script works out the
-row's CNY figures from its ¥/h, GPUs and GB per GPU (table.DERIVED_MONEY), and its native figures
-with its FX rate; it reads each of those from the row's own cells where the view shows their
-column, so the head repeats only what the view does not show:
+The script converts a row's figures at its FX day's rates (`data-d`) and writes its native figures
+with its currency (`data-c`); it works out the row's CNY figures from its ¥/h, GPUs and GB per GPU
+(table.DERIVED_MONEY), and its native figures with its FX rate. It reads each of those from the
+row's own cells where the view shows their column, so the head repeats only what the view does not
+show (the FX day and the currency are `""` where a row has none, which their cells show as `—`):
 - ¥/h: the native price the price cell shows × the FX rate, one IEEE multiplication (the same double
   in JavaScript and Python), which is how pricedb.normalize works out an hourly price. Where the
   view shows no price, or that product is not the stored ¥/h bit for bit (a price per month or
@@ -32,9 +33,10 @@ from api.web.table import number
 Rows = Sequence[dict[str, Any]]
 Writer = Callable[[Rows], list[str]]
 # The columns whose cells the script reads a row's figures from when the view shows them, in order.
-READ_FROM_CELLS = ("price", "gpu_count", "gpu_memory_gb", "fx_rate")
+READ_FROM_CELLS = ("price", "gpu_count", "gpu_memory_gb", "fx_rate", "fx_date", "currency")
 HEAD = "<tr>"  # the first item of a head part's way (no column is named so)
 CARRIED = {"fx_rate": "fx", "gpu_count": "n", "gpu_memory_gb": "m"}  # column: its head attribute's name
+TEXTS = ("fx_date", "currency")  # carried in the head's last part, which ends it (`_last`)
 
 
 def cells_read(shown: Collection[str]) -> tuple[str, ...]:
@@ -71,8 +73,20 @@ def _per_hour(price_shown: bool) -> Writer:
     return write
 
 
-def _last(rows: Rows) -> list[str]:
-    return [f' data-d="{row.get("fx_date") or LATEST}" data-c="{escape(row.get("currency") or "")}">' for row in rows]
+def _last(day: bool, currency: bool) -> Writer:
+    """The head's end: the row's FX day (`day`) and currency (`currency`) where the view shows neither's cell."""
+
+    def write(rows: Rows) -> list[str]:
+        days = [f' data-d="{row.get("fx_date") or LATEST}"' if day else "" for row in rows]
+        currencies = [f' data-c="{escape(row.get("currency") or "")}"' if currency else "" for row in rows]
+        return [f"{d}{c}>" for d, c in zip(days, currencies, strict=True)]
+
+    return write
+
+
+def _last_part(read: tuple[str, ...]) -> tuple[Way, Writer]:
+    day, currency = (key not in read for key in TEXTS)
+    return (HEAD, "d", day, "c", currency), _last(day, currency)
 
 
 def head_parts(read: tuple[str, ...]) -> list[tuple[Way, Writer]]:
@@ -80,12 +94,13 @@ def head_parts(read: tuple[str, ...]) -> list[tuple[Way, Writer]]:
     in order, each with its way in the cell memo and how to write it for rows."""
     parts: list[tuple[Way, Writer]] = [((HEAD, "h", "price" in read), _per_hour("price" in read))]
     parts += [((HEAD, key), _carried(key)) for key in CARRIED if key not in read]
-    return [*parts, ((HEAD,), _last)]
+    return [*parts, _last_part(read)]
 
 
 def every_head_part() -> list[tuple[Way, Writer]]:
-    """Every part of a head any view can ask for (with the price shown or not, and without any cell read)."""
-    return head_parts(("price",))[:1] + head_parts(())
+    """Every part of a head any view can ask for (with the price shown or not, any cell read or none)."""
+    ends = [_last_part(read) for read in ((), TEXTS[:1], TEXTS[1:], TEXTS)]
+    return head_parts(("price",))[:1] + head_parts(())[:-1] + ends
 
 
 def row_heads(rows: Rows, read: tuple[str, ...] = ()) -> list[str]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from html import escape, unescape
 from operator import is_not, methodcaller
 from typing import Any
 
-from api.web.i18n import Words
+from api.web.i18n import MESSAGES, Words
 from api.web.money import CNY, NATIVE, convert, symbol
 
 MISSING = "—"
@@ -160,6 +160,25 @@ def table_classes(columns: Sequence[Column]) -> str:
     return " ".join(["data", *marks])
 
 
+@lru_cache(maxsize=256)  # bounded: a few worded columns in each of two languages
+def _worded(kind: str, vocabulary: str, lang: str) -> dict[str, str]:
+    words = Words(lang)
+    if kind == "flag":
+        return {words.flag(True): "1", words.flag(False): "0"}
+    prefix = f"{vocabulary}."
+    known = (key.removeprefix(prefix) for key in MESSAGES if key.startswith(prefix))
+    return {words.value(vocabulary, value): value for value in known}
+
+
+def worded(column: Column, words: Words) -> dict[str, str]:
+    """A vocabulary or yes/no column's words in the reader's language, each with the value it stands
+    for (empty for other columns). The market's column head carries them (`data-words`), so a cell
+    whose text they read back as its value needs no `data-v` of its own (`column_cells`' `headed`)."""
+    if column.kind not in ("vocab", "flag"):
+        return {}
+    return _worded(column.kind, VOCABULARY.get(column.key, ""), words.lang)
+
+
 def column(key: str, sample: Any, words: Words) -> Column:
     kind = kind_of(key, sample)
     return Column(key, kind, words(key), money_unit(key) if kind == "money" else "")
@@ -251,7 +270,9 @@ def column_cells(
     time grow with them: no end tag (the next cell or row ends a cell), no class (the table's
     classes align columns, `table_classes`), numbers' `data-v` unquoted (a repr has no space or quote).
     `headed`: each row's head carries what the script derives the CNY figures from (the market's
-    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`. `numbering`: the
+    rows, `DERIVED_MONEY`), so a figure that is what it derives needs no `data-v`; and each worded
+    column's head its words' values (`worded`), so a word that reads back as its value needs none
+    either. `numbering`: the
     numbers of the listed columns' texts (`LISTED`), for their cells to link to their item below the
     table by; and each price's rank, the native price's `data-v` (`Numbering`)."""
     key, kind = column.key, column.kind
@@ -338,13 +359,15 @@ def column_cells(
         return [written[v] for v in values]
     if kind in ("vocab", "flag"):
         vocabulary = VOCABULARY.get(key, "")
+        read_back = worded(column, words) if headed else {}  # the words the column's head carries
         written: dict[Any, str] = {}  # a handful of values, each written once
         for value in set(values):
             text = words.flag(value) if kind == "flag" else words.value(vocabulary, value)
             raw = None if value is None else str(int(value)) if kind == "flag" else str(value)
-            attr = "" if raw is None or raw == text else f' data-v="{escape(raw)}"'
-            dot = f'<span class="dot {escape(raw or "")}"></span> ' if key == "availability" else ""
-            written[value] = f"<td{attr}>{dot}{escape(text)}" if html else text
+            # availability's `data-v` also colours the dot before its word (style.css), so it is always written
+            spelled = key == "availability" or read_back.get(text, text) != raw
+            attr = f' data-v="{escape(raw)}"' if raw is not None and spelled else ""
+            written[value] = f"<td{attr}>{escape(text)}" if html else text
         return [written[v] for v in values]
     if kind == "note" and listed is not None:
         written = {}

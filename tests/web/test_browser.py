@@ -133,7 +133,8 @@ def api(served: tuple[str, FxTable], path: str) -> Any:
     return httpx.get(served[0] + path, timeout=30, verify=tls.client_context()).json()
 
 
-# Each cell's text and exact value: its `data-v`, or for the CNY figures without one, the value the
+# Each cell's text and exact value: its `data-v`, or a word's value its column's head gives it
+# (`data-words`: pricing, availability, yes/no), or for the CNY figures without one, the value the
 # page's row gives: its ¥/h (`data-h`, else the price its cell shows × its FX rate), divided by its GPUs
 # and their GB; the rate, GPUs and GB from the row's head (`data-fx`, `data-n`, `data-m`), else from
 # their cells (api/web/row_head.py).
@@ -147,11 +148,13 @@ TABLE_JS = """() => {
   const keys = Array.from(table.tHead.rows[0].cells, (th) => th.dataset.key);
   const cell = (tr, key) => tr.cells[keys.indexOf(key)];
   const carried = (tr, name, key) => Number(tr.dataset[name] ?? cell(tr, key).dataset.v ?? cell(tr, key).textContent);
+  const words = Array.from(table.tHead.rows[0].cells,
+    (th) => new Map(Object.entries(JSON.parse(th.dataset.words || "{}"))));
   return Array.from(table.tBodies[0].rows, (tr) => {
-    const row = {_fx_date: tr.dataset.d};
+    const row = {};
     const h = tr.dataset.h ?? parseFloat(cell(tr, "price").textContent) * carried(tr, "fx", "fx_rate");
     Array.from(tr.cells).forEach((td, i) => {
-      let value = td.dataset.v ?? null;
+      let value = td.dataset.v ?? words[i].get(td.textContent.trim()) ?? null;
       if (value === "") value = null;
       else if (value === null && keys[i] in DERIVED && h !== "") {
         value = String(DERIVED[keys[i]](Number(h), carried(tr, "n", "gpu_count"), carried(tr, "m", "gpu_memory_gb")));

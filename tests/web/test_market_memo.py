@@ -99,7 +99,7 @@ def test_the_fast_page_is_the_plain_rendering(state: AppState, web_round: WebRou
         fast, fast_status = market_page(state, page)
         plain, plain_status = market_page(state, page, fast=False)
         assert (fast_status, fast.body) == (plain_status, plain.body), (lang, items)
-        kept_rows += fast.body.count(b"<tr data-k=")
+        kept_rows += fast.body.partition(b"<tbody>")[2].partition(b"</tbody>")[0].count(b"<tr")
     assert kept_rows > 0 and state.cached_bytes() > 0  # the memo is charged to the answer cache
 
 
@@ -302,15 +302,15 @@ def test_the_cell_memo_keeps_rows_joined_for_a_set_of_ways_and_forgets_them_firs
     places = memo.places(None, ROWS)  # new rows: found by their keys, then by identity
     assert memo.places(None, ROWS).at == places.at == memo.places([offer_key(r) for r in ROWS], ROWS).at
     joined = memo.rows([("a",), ("b",)], places, ROWS, [writer("a"), writer("b")])
-    assert list(joined) == [b"<td>a1.5</td><td>b1.5</td></tr>", b"<td>a2.5</td><td>b2.5</td></tr>"]
+    assert list(joined) == [b"<td>a1.5</td><td>b1.5</td>", b"<td>a2.5</td><td>b2.5</td>"]
     one = memo.places(None, ROWS[1:])
     assert list(memo.rows([("a",), ("b",)], one, ROWS[1:], [writer("x"), writer("x")])) == [joined[1]]
     assert written == ["a", "b"]  # the second time joined already
-    assert memo.starts(memo.ranks(places)) == [b'<tr data-k="0"', b'\n<tr data-k="1"']
+    assert memo.starts(memo.ranks(places)) == [b'<tr data-k="0"', b'<tr data-k="1"']
 
     changed = [ROWS[0], {**ROWS[1], "price": 3.0}]  # other data under the same offer key: written again
     again = memo.rows([("a",), ("b",)], memo.places(None, changed), changed, [writer("a"), writer("b")])
-    assert list(again) == [joined[0], b"<td>a3.0</td><td>b3.0</td></tr>"] and written[-2:] == ["a", "b"]
+    assert list(again) == [joined[0], b"<td>a3.0</td><td>b3.0</td>"] and written[-2:] == ["a", "b"]
 
     before = memo.cache_size
     memo.rows([("b",), ("a",)], places, changed, [writer("b"), writer("a")])  # another set: from the cells
@@ -337,12 +337,12 @@ def test_rows_joined_from_cells_written_for_every_offer_are_those_joined_from_th
         ready.cells(way, ready.places(None, ROWS), ROWS, writer)
     refused = [lambda rows: pytest.fail("a cell written again"), lambda rows: pytest.fail("a cell written again")]
     first = ready.rows(ways, ready.places(None, ROWS[1:]), ROWS[1:], refused)  # one offer of two
-    assert list(first) == [b"<td>a2.5</td><td>b2.5</td></tr>"]
+    assert list(first) == [b"<td>a2.5</td><td>b2.5</td>"]
     assert ready._joined[tuple(ways)].filled == len(ROWS)  # every place's row joined, not only the view's
     shown = ROWS[::-1]  # another order than the places'
     joined = ready.rows(ways, ready.places(None, shown), shown, refused)
     assert list(joined) == list(plain.rows(ways, plain.places(None, shown), shown, writers))
-    assert list(joined) == [b"<td>a2.5</td><td>b2.5</td></tr>", b"<td>a1.5</td><td>b1.5</td></tr>"]
+    assert list(joined) == [b"<td>a2.5</td><td>b2.5</td>", b"<td>a1.5</td><td>b1.5</td>"]
     assert ready.cache_size == plain.cache_size
 
     more = [*ROWS, {**ROWS[0], "sku": "p5"}, {**ROWS[0], "sku": "p6"}]

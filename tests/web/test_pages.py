@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from api.web.i18n import Words, negotiate
 from api.web.market import sort_rows
 from api.web.row_head import READ_FROM_CELLS, cells_read, every_head_part, head_parts, per_hour_from_price, row_heads
-from api.web.table import column, column_cells, raw_value
+from api.web.table import column, column_cells, raw_value, worded
 from benchmarks.api_cheapest import seed
 from collectors.schedule import planned_runs
 from pricedb.settings import Settings
@@ -90,6 +90,7 @@ class Page(HTMLParser):
             self._table = found["id"]
             self.tables[self._table] = []
         if self._table and tag == "tr":
+            self._end_row()  # a row's end tag may be left out: the next row ends it (as browsers read it)
             self._row = []
         if self._row is not None and tag in ("td", "th"):
             self._end_cell()  # a cell's end tag may be left out: the next cell ends it (as browsers read it)
@@ -101,17 +102,22 @@ class Page(HTMLParser):
             self._row.append(" ".join("".join(self._cell).split()))
             self._cell = None
 
+    def _end_row(self) -> None:
+        self._end_cell()  # the row's end ends its last cell
+        if self._row is not None:
+            assert self._table is not None
+            self.tables[self._table].append(self._row)
+            self._row = None
+
     def handle_endtag(self, tag: str) -> None:
         if tag == "label":
             self._in_label -= 1
         if tag == "script":
             self._script_type = None
-        if tag in ("td", "th", "tr"):  # the row's end ends its last cell
+        if tag in ("td", "th"):
             self._end_cell()
-        if self._row is not None and tag == "tr":
-            assert self._table is not None
-            self.tables[self._table].append(self._row)
-            self._row = None
+        if tag in ("tr", "thead", "tbody", "table"):  # the end of a row, or of the rows' group, ends the row
+            self._end_row()
         if tag == "table":
             self._table = None
 
@@ -182,7 +188,7 @@ def test_the_market_of_2000_offers_is_under_200_kb(tmp_path: Path, offline_round
         with serving(settings, store, now) as test_client:
             answer = test_client.get("/", headers={**HTML, "accept-encoding": "gzip"})
             assert answer.status_code == 200
-            assert answer.text.count("<tr data-k=") == 2000
+            assert answer.text.split("<tbody>")[1].split("</tbody>")[0].count("<tr") == 2000  # the market's rows
             assert int(answer.headers["content-length"]) < BUDGET
     finally:
         store.close()
@@ -319,6 +325,46 @@ def test_a_number_cell_holds_its_value_only_where_its_text_does_not_read_as_it()
     assert raw_value(1e-7) == " data-v=1e-07"  # shown as 0
 
 
+def test_a_word_holds_its_value_only_where_its_column_head_does_not_read_it_back() -> None:
+    """The market's worded columns (pricing, availability, yes/no) carry their words and the values
+    they stand for in their head (`data-words`): a cell whose word reads back so needs no `data-v`;
+    a value the head does not know keeps it where its word reads as another value; availability
+    always keeps it (its dot's colour); other tables keep every `data-v` as before."""
+    words = Words("en")
+    pricing = column("pricing", "spot", words)
+    assert worded(pricing, words)["on-demand"] == "on_demand" and worded(pricing, words)["spot"] == "spot"
+    assert worded(column("available", True, words), Words("zh")) == {"是": "1", "否": "0"}
+    assert worded(column("region", "x", words), words) == {}
+    rows = [{"pricing": "on_demand"}, {"pricing": "on-demand"}, {"pricing": "bartered"}, {"pricing": None}]
+    market = column_cells(pricing, rows, words, "CNY", {}, html=True, headed=True)
+    assert market == ["<td>on-demand", '<td data-v="on-demand">on-demand', "<td>bartered", "<td>—"]
+    other = column_cells(pricing, rows, words, "CNY", {}, html=True)
+    assert other == ['<td data-v="on_demand">on-demand', "<td>on-demand", "<td>bartered", "<td>—"]
+    availability = column("availability", "available", words)
+    cells = column_cells(availability, [{"availability": "sold_out"}], words, "CNY", {}, html=True, headed=True)
+    assert cells == ['<td data-v="sold_out">sold out']
+
+
+def test_the_market_heads_each_worded_column_with_its_words(client: TestClient) -> None:
+    page = client.get("/?lang=zh", headers=HTML).text
+    heads = dict(re.findall(r'<th scope="col" data-key="(\w+)"[^>]* data-words="([^"]*)"', page))
+    assert json.loads(unescape(heads["pricing"]))["按需"] == "on_demand" and "availability" in heads
+    rows = parsed(page).tables["market"][1:]
+    assert rows and 'data-v="on_demand"' not in page.split("<tbody>")[1]
+
+
+def test_rows_carry_their_rank_in_offer_key_order_only_where_the_view_hides_the_key(client: TestClient) -> None:
+    """Where a view shows the provider, region, sku and pricing, the script orders rows of equal
+    values by them, and no row carries its rank in offer-key order (`data-k`); where it does not, each does."""
+    for cols, ranked in (("", False), ("provider,sku,price", True)):
+        page = client.get(f"/?cols={cols}" if cols else "/", headers=HTML).text
+        body = page.split("<tbody>\n")[1].split("</tbody>")[0]
+        starts = re.findall(r"<tr[ >]", body)
+        assert starts and body.count("<tr data-k=") == (len(starts) if ranked else 0), cols
+        assert "</tr>" not in body  # no end tags: the next row or `</tbody>` ends a row
+        assert "\n" not in body  # so nothing falls into a row's last cell
+
+
 def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
     """The market's rows carry their ¥/h, GPUs and GB per GPU (`data-h`, `data-n`, `data-m`); a CNY
     figure that is exactly what the script works out from them has no `data-v`, any other keeps it,
@@ -345,8 +391,8 @@ def test_a_cny_figure_its_row_gives_holds_no_value_of_its_own() -> None:
 
 
 def test_a_row_head_holds_only_what_the_views_cells_do_not() -> None:
-    """The script reads a row's GPUs, GB per GPU and FX rate from their cells where the view shows
-    them, and works out its ¥/h as the price its cell shows × the FX rate where that is the stored
+    """The script reads a row's GPUs, GB per GPU, FX rate, FX day and currency from their cells where
+    the view shows them, and works out its ¥/h as the price its cell shows × the FX rate where that is the stored
     figure to the bit: the head keeps each of them only where it cannot."""
     hourly = {"price": 1.25, "fx_rate": 7.125, "cny_per_hour": 1.25 * 7.125, "gpu_count": 2, "gpu_memory_gb": 80.0}
     monthly = {**hourly, "price": 900.0, "cny_per_hour": 900.0 * 7.125 / 730}  # not price × rate
@@ -364,12 +410,18 @@ def test_a_row_head_holds_only_what_the_views_cells_do_not() -> None:
     assert row_heads(rows[:1], ()) == [
         f' data-h={1.25 * 7.125!r} data-fx=7.125 data-n=2 data-m=80.0 data-d="2026-11-30" data-c="USD">'
     ]
+    assert row_heads(rows[:1], cells_read({"fx_date", "sku"})) == [
+        f' data-h={1.25 * 7.125!r} data-fx=7.125 data-n=2 data-m=80.0 data-c="USD">'
+    ]
+    shown = cells_read({"price", "gpu_count", "gpu_memory_gb", "fx_rate", "fx_date", "currency"})
+    assert row_heads(rows, shown) == [">", f" data-h={900.0 * 7.125 / 730!r}>", f" data-h={1.2345678 * 7.125!r}>"]
     assert per_hour_from_price(rows[0]) == rows[0]["cny_per_hour"]
     assert per_hour_from_price(rows[2]) != rows[2]["cny_per_hour"]  # the text reads 1.234568
 
 
 def test_the_warm_up_writes_every_part_of_a_head_any_view_asks_for() -> None:
-    asked = {way for r in range(5) for read in combinations(READ_FROM_CELLS, r) for way, _ in head_parts(read)}
+    reads = range(len(READ_FROM_CELLS) + 1)
+    asked = {way for r in reads for read in combinations(READ_FROM_CELLS, r) for way, _ in head_parts(read)}
     assert asked == {way for way, _ in every_head_part()}
 
 

@@ -83,6 +83,8 @@
     // in its column's cell where the view shows it (api/web/row_head.py): the cell's `data-v`, else
     // the number its text begins with (a price's `data-v` is its rank: its text, always).
     const columns = new Map(heads.map((th, index) => [th.dataset.key, index]));
+    // A worded column's words (pricing, availability, yes/no) and the values they stand for (api/web/table.py worded).
+    const worded = heads.map((th) => new Map(Object.entries(JSON.parse(th.dataset.words || "{}"))));
     function numberOf(raw) {
       const value = parseFloat(raw);
       return Number.isNaN(value) ? null : value;
@@ -94,6 +96,13 @@
     function carried(tr, name, key) {
       const given = tr.dataset[name];
       return given === undefined ? inCell(tr, key) : numberOf(given);
+    }
+    // A text the row carries, its FX day (`d`) or currency (`c`): in its head, else its column's cell ("" for none).
+    function textOf(tr, name, key) {
+      const given = tr.dataset[name];
+      if (given !== undefined) return given;
+      const text = tr.cells[columns.get(key)].textContent.trim();
+      return text === MISSING ? "" : text;
     }
 
     // A row's ¥/h: its `data-h`, else its price × its FX rate, the one multiplication the server
@@ -121,9 +130,40 @@
       const href = td.firstElementChild ? td.firstElementChild.getAttribute("href") : null;
       if (href && href[0] === "#") return Number(href.slice(2));
       let raw = td.dataset.v;
-      if (raw === undefined) raw = td.textContent.trim() === MISSING ? null : td.textContent.trim();
+      if (raw === undefined) {  // a word with no `data-v` stands for the value its column's head gives it, else itself
+        const text = td.textContent.trim();
+        raw = text === MISSING ? null : worded[index].get(text) ?? text;
+      }
       if (raw === null) return null;
       return NUMERIC.has(kind) ? parseFloat(raw) : raw;
+    }
+
+    // A row's offer key (provider, region, sku, pricing), where the view shows them all and so
+    // the rows carry no rank in offer-key order (`data-k`, api/web/market.py keys_shown).
+    const OFFER_KEY = ["provider", "region", "sku", "pricing"];
+    function offerKey(tr) {
+      return OFFER_KEY.map((key) => {
+        const index = columns.get(key);
+        return key === "pricing" ? cellValue(tr, index, "vocab", key) : tr.cells[index].textContent;
+      });
+    }
+    // Python's order of texts, by code point (JavaScript's < compares UTF-16 units, which differs
+    // past U+FFFF); then of offer keys, text by text.
+    function byCodePoint(a, b) {
+      if (a === b) return 0;
+      const x = Array.from(a), y = Array.from(b);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        if (x[i] !== y[i]) return x[i].codePointAt(0) - y[i].codePointAt(0);
+      }
+      return x.length - y.length;
+    }
+    function byOfferKey(a, b) {
+      if (typeof a === "number") return a - b;  // ranks in offer-key order (`data-k`)
+      for (let i = 0; i < a.length; i++) {
+        const c = byCodePoint(a[i], b[i]);
+        if (c !== 0) return c;
+      }
+      return 0;
     }
 
     // As /offers sorts: unknown values after known ones (before them descending), then offer key.
@@ -131,11 +171,14 @@
       const index = heads.findIndex((th) => th.dataset.key === key);
       if (index < 0) return;
       const kind = heads[index].dataset.kind;
-      const keyed = Array.from(body.rows, (tr) => [cellValue(tr, index, kind, key), Number(tr.dataset.k), tr]);
+      const ranked = body.rows.length > 0 && body.rows[0].dataset.k !== undefined;
+      const keyed = Array.from(body.rows, (tr) => [
+        cellValue(tr, index, kind, key), ranked ? Number(tr.dataset.k) : offerKey(tr), tr,
+      ]);
       keyed.sort((a, b) => {
         let c = (a[0] === null) - (b[0] === null);
         if (c === 0 && a[0] !== null) c = a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
-        if (c === 0) c = a[1] - b[1];
+        if (c === 0) c = byOfferKey(a[1], b[1]);
         return desc ? -c : c;
       });
       body.append(...keyed.map((entry) => entry[2]));
@@ -163,8 +206,9 @@
           let rate = null;
           if (currency === "CNY") rate = 1;
           else if (currency === "native") rate = carried(tr, "fx", "fx_rate") || null;
-          else rate = (rates[tr.dataset.d] || {})[currency] || null;
-          td.textContent = rate === null ? MISSING : amount(value / rate) + (currency === "native" ? " " + tr.dataset.c : "");
+          else rate = (rates[textOf(tr, "d", "fx_date")] || {})[currency] || null;
+          const native = currency === "native" ? " " + textOf(tr, "c", "currency") : "";
+          td.textContent = rate === null ? MISSING : amount(value / rate) + native;
         }
       }
       table.dataset.cur = currency;
