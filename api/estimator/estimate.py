@@ -51,18 +51,29 @@ _UNCERTAINTY = {
 # --- band -------------------------------------------------------------------------------------
 
 
-def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
+def _band_floor(query: EstimateQuery) -> tuple[float, float]:
+    if not query.workload.training and query.precision is Precision.INT4:
+        return BAND_FLOOR_INT4_INFERENCE
+    return BAND_FLOOR
+
+
+def _band_ends(layout: Layout, query: EstimateQuery) -> tuple[float, float]:
+    """The band's low and high ends (bytes per GPU) around the layout's total."""
     total = layout.total
     down = up = 0.0
     for name, value in layout.parts.items():
         lo, hi = layout.weight_uncertainty if name == "weights" else _UNCERTAINTY[name]
         down += lo * value
         up += hi * value
-    floor_lo, floor_hi = BAND_FLOOR
-    if not query.workload.training and query.precision is Precision.INT4:
-        floor_lo, floor_hi = BAND_FLOOR_INT4_INFERENCE
-    low = total - max(floor_lo * total, down)
-    high = total + max(floor_hi * total, up)
+    floor_lo, floor_hi = _band_floor(query)
+    return total - max(floor_lo * total, down), total + max(floor_hi * total, up)
+
+
+def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
+    """`_band_ends` and the assumption that explains them."""
+    low, high = _band_ends(layout, query)
+    total = layout.total
+    floor_lo, floor_hi = _band_floor(query)
     reason = (
         f"Band {low / total:.2f}–{high / total:.2f} × the point estimate: at least −{floor_lo:.0%}/+{floor_hi:.0%} "
         "(ESTIMATOR.md §3), widened to the sum of each component's uncertainty when larger (weights ±3%, "
@@ -118,13 +129,13 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _laid_out(query: EstimateQuery, gpus: int) -> tuple[Resolved, Layout]:
+def _laid_out(query: EstimateQuery, gpus: int, explain: bool = True) -> tuple[Resolved, Layout]:
     """The architecture and the per-GPU layout on `gpus` GPUs (EstimatorError on `gpus` when the job
-    cannot be split so); the query's own `gpus` is not read."""
+    cannot be split so), with its notes unless `explain` is False; the query's own `gpus` is not read."""
     check_combinations(query)
     r = resolve(query)
     try:
-        return r, layout_for(query, r, gpus)
+        return r, layout_for(query, r, gpus, explain)
     except Infeasible as exc:
         raise EstimatorError("gpus", f"{exc.reason} (gpus={gpus})") from None
 
@@ -154,8 +165,8 @@ def per_gpu_on(query: EstimateQuery, gpus: int) -> PerGpu:
     """What `estimate(query)` says about one GPU (per_gpu_gb, per_gpu_low_gb, per_gpu_high_gb, strategy,
     shardable, zero) were the job on `gpus` GPUs, worked out alone: a plan for each GPU count of
     /cheapest needs nothing else. Not kept: a job's plans are kept with its questions (api.cheapest_estimate)."""
-    _, layout = _laid_out(query, gpus)
-    low, high, _ = _band(layout, query)
+    _, layout = _laid_out(query, gpus, explain=False)
+    low, high = _band_ends(layout, query)
     return PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
 
 
