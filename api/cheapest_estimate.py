@@ -23,7 +23,7 @@ from typing import Any
 
 from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
 from api.cheapest_job import JobTimer
-from api.cheapest_write import Raw, members, write_object
+from api.cheapest_write import Cut, Raw, members, value_json, write_object
 from api.estimator import (
     Estimate,
     EstimateQuery,
@@ -42,6 +42,7 @@ VIABILITY_RULE = (
     "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
     "≤ usable_gb = gpu_memory_gb × headroom on each of its GPUs"
 )
+PRICED = ("cny_per_mtoken",)  # an option's members that its price changes (without an amount of work)
 THROUGHPUT_RULE = "tokens_per_s = batch / step time; cny_per_mtoken = cny_per_hour / (tokens_per_s × 3600) × 10^6"
 
 
@@ -97,7 +98,7 @@ class JudgeMemo:
     )
     estimate_json: Raw | None = None
     plan_pieces: dict[int, PlanPieces] = field(default_factory=dict)  # the viability block's, by GPU count
-    option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
+    option_members: dict[tuple[Any, ...], Cut] = field(default_factory=dict)  # by kind of card (PRICED: its slots)
     shared_notes: list[str] | None = None  # the throughput notes every inference answer says once
     # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
     # each JSON's length, PLAN_BYTES per plan, PLAN_PIECES_BYTES and their texts per plan's pieces,
@@ -248,9 +249,10 @@ class EstimateJudge:
         return self._option_fields(offer)
 
     def option_members(self, offer: Offer) -> Raw:
-        """`option_fields` written as members (api.cheapest_write.members); without an amount of work
-        the same for every offer of one kind (cards, count, price), so written once per kind while the
-        memo lasts."""
+        """`option_fields` written as members (api.cheapest_write.members). Without an amount of work
+        they are the same for every offer of one kind of card (cards, count) but for the price's own
+        figure (PRICED, inference only), so they are written once per kind while the memo lasts, cut
+        around that figure."""
         if self._timer is not None:
             return Raw(members(self._option_fields(offer)))
         kind = (
@@ -261,13 +263,13 @@ class EstimateJudge:
             offer.gpu_model,
             offer.gpu_fraction,
             offer.gpu_partition,
-            offer.cny_per_hour,
         )
         found = self.memo.option_members.get(kind)
         if found is None:
-            found = self.memo.option_members[kind] = Raw(members(self._option_fields(offer)))
-            self.memo.keep(len(found))
-        return found
+            found = self.memo.option_members[kind] = Cut(self._option_fields(offer), PRICED)
+            self.memo.keep(len(found.template))
+        priced = (value_json(self._per_mtoken(offer, self.throughput(offer))),) if self.inference else ()
+        return Raw(found.write_members(priced))
 
     def _option_fields(self, offer: Offer) -> dict[str, Any]:
         used = self.gpus_used(offer)
@@ -305,12 +307,19 @@ class EstimateJudge:
                 "cny_per_mtoken": None,
                 "throughput": {"notes": [f"{no_card_figure(offer, 'memory bandwidth')}: throughput not estimated"]},
             }
-        per_mtoken = None if offer.cny_per_hour is None else cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s)
+        per_mtoken = self._per_mtoken(offer, tp)
         inputs = tp.as_dict()
         inputs.pop("tokens_per_s")
         shared = self._shared_notes()
         inputs["notes"] = [n for n in tp.notes if n not in shared]  # the shared ones are said once, in the answer
-        return {"tokens_per_s": round(tp.tokens_per_s, 2), "cny_per_mtoken": _round4(per_mtoken), "throughput": inputs}
+        return {"tokens_per_s": round(tp.tokens_per_s, 2), "cny_per_mtoken": per_mtoken, "throughput": inputs}
+
+    @staticmethod
+    def _per_mtoken(offer: Offer, tp: Throughput | None) -> float | None:
+        """An inference option's cny_per_mtoken as answers give it (the one figure its price changes)."""
+        if tp is None or offer.cny_per_hour is None:
+            return None
+        return _round4(cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s))
 
     def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]:
         by_total = (cost.total_cny, offer.cny_per_gb_hour or 0.0, offer.key)
