@@ -32,6 +32,7 @@ from api.estimator import (
     cny_per_million_tokens,
     decode_throughput,
     per_gpu_plan,
+    per_gpu_plans,
 )
 from api.estimator.memo import kept_in_memo
 from api.state import dumps
@@ -151,6 +152,14 @@ class EstimateJudge:
             self.memo.keep(PLAN_BYTES)
         return plan
 
+    def _plan_each(self, gpu_counts: set[int]) -> None:
+        """Plans for each of `gpu_counts` not planned yet, worked out together."""
+        missing = [count for count in gpu_counts if count not in self.memo.plans]
+        if missing:
+            self.memo.plans.update(per_gpu_plans(self.estimate, missing))
+            for _ in missing:
+                self.memo.keep(PLAN_BYTES)
+
     def throughput(self, offer: Offer) -> Throughput | None:
         """Decoding speed on this offer's cards at their own bandwidth, once per distinct card and GPU
         count (ranking asks per offer); None for a card the table has no bandwidth for."""
@@ -218,7 +227,9 @@ class EstimateJudge:
         """`fits_each`'s verdicts on `key` and the configurations among them `fits` records (`key`
         itself when it records them all): one plan per GPU count, then a comparison per configuration."""
         counts = {c[0] for c in key}
-        plans = {count: self.plan(self._used(count)) for count in counts if self.gpus in (None, count)}
+        judged = [count for count in counts if self.gpus in (None, count)]
+        self._plan_each({self._used(count) for count in judged})
+        plans = {count: self.plan(self._used(count)) for count in judged}
         headroom = self.headroom
         verdicts = [count in plans and plans[count].fits(memory, headroom) for count, memory in key]
         if len(plans) == len(counts):

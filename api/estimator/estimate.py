@@ -7,6 +7,7 @@ decoding step reads (`decode_step`) in throughput.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pricedb.cards import memory_sizes
@@ -14,7 +15,7 @@ from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 from . import formulas as f
 from .errors import EstimatorError
-from .layouts import Infeasible, Layout, layout_for
+from .layouts import Infeasible, Layout, bare_layouts, layout_for
 from .memo import kept_in_memo
 from .models import Breakdown, Engine, Estimate, EstimateQuery, Precision, Workload
 from .resolution import (
@@ -129,13 +130,13 @@ def _warnings(query: EstimateQuery, r: Resolved, context: int) -> list[str]:
     return out
 
 
-def _laid_out(query: EstimateQuery, gpus: int, explain: bool = True) -> tuple[Resolved, Layout]:
+def _laid_out(query: EstimateQuery, gpus: int) -> tuple[Resolved, Layout]:
     """The architecture and the per-GPU layout on `gpus` GPUs (EstimatorError on `gpus` when the job
-    cannot be split so), with its notes unless `explain` is False; the query's own `gpus` is not read."""
+    cannot be split so); the query's own `gpus` is not read."""
     check_combinations(query)
     r = resolve(query)
     try:
-        return r, layout_for(query, r, gpus, explain)
+        return r, layout_for(query, r, gpus)
     except Infeasible as exc:
         raise EstimatorError("gpus", f"{exc.reason} (gpus={gpus})") from None
 
@@ -161,13 +162,22 @@ class PerGpu:
 ESTIMATE_BYTES = 10 * 1024
 
 
-def per_gpu_on(query: EstimateQuery, gpus: int) -> PerGpu:
+def per_gpu_each(query: EstimateQuery, counts: Iterable[int]) -> dict[int, PerGpu | EstimatorError]:
     """What `estimate(query)` says about one GPU (per_gpu_gb, per_gpu_low_gb, per_gpu_high_gb, strategy,
-    shardable, zero) were the job on `gpus` GPUs, worked out alone: a plan for each GPU count of
-    /cheapest needs nothing else. Not kept: a job's plans are kept with its questions (api.cheapest_estimate)."""
-    _, layout = _laid_out(query, gpus, explain=False)
-    low, high = _band_ends(layout, query)
-    return PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
+    shardable, zero) were the job on each of `counts` GPUs — an EstimatorError on `gpus` for a count the
+    job cannot be split over — worked out alone: a plan for each GPU count of /cheapest needs nothing
+    else. The job is resolved once and its layouts made together (layouts.py `bare_layouts`). Not kept:
+    a job's plans are kept with its questions (api.cheapest_estimate)."""
+    check_combinations(query)
+    r = resolve(query)
+    found: dict[int, PerGpu | EstimatorError] = {}
+    for n, layout in bare_layouts(query, r, counts).items():
+        if isinstance(layout, Infeasible):
+            found[n] = EstimatorError("gpus", f"{layout.reason} (gpus={n})")
+            continue
+        low, high = _band_ends(layout, query)
+        found[n] = PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
+    return found
 
 
 def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:

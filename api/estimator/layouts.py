@@ -8,7 +8,9 @@ figures and strategy, and asks for none (`explain=False`): writing them costs as
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import formulas as f
@@ -229,7 +231,7 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int, expl
     if n == 1 and stage == 0:
         strategy, shardable = "1 GPU", True
     elif stage == 0:
-        strategy, shardable = f"data parallel (DDP): a full replica on each of {n} GPUs", False
+        strategy, shardable = _replica_strategy(n), False
     else:
         what = {
             1: "optimizer states",
@@ -241,6 +243,10 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int, expl
     return Layout(
         parts=parts, strategy=strategy, shardable=shardable, zero=stage, notes=notes, weight_uncertainty=weight_unc
     )
+
+
+def _replica_strategy(n: int) -> str:
+    return f"data parallel (DDP): a full replica on each of {n} GPUs"
 
 
 def layout_for(query: EstimateQuery, r: Resolved, n: int, explain: bool = True) -> Layout:
@@ -261,3 +267,32 @@ def layout_for(query: EstimateQuery, r: Resolved, n: int, explain: bool = True) 
             f"ZeRO-3/FSDP full sharding ({zero3.total / f.GIB:.1f} GiB) per GPU: {chosen.strategy}."
         )
     return chosen
+
+
+def bare_layouts(query: EstimateQuery, r: Resolved, counts: Iterable[int]) -> dict[int, Layout | Infeasible]:
+    """`layout_for(query, r, n, explain=False)` for each of `counts` (or why it cannot be), made together:
+    with no ZeRO stage given, training compares each count's ZeRO-3 layout with data parallelism, whose
+    full replica on each GPU holds the same on any count (no ZeRO stage shards anything, ZeRO adds no
+    buffer): it is laid out once, and only its strategy names the count."""
+    if not query.workload.training or query.zero is not None:
+        found: dict[int, Layout | Infeasible] = {}
+        for n in counts:
+            try:
+                found[n] = layout_for(query, r, n, explain=False)
+            except Infeasible as exc:
+                found[n] = exc
+        return found
+    replica = _training_layout(query, r, 1, 0, False)
+    replica_total = replica.total
+    laid_out: dict[int, Layout | Infeasible] = {}
+    for n in counts:
+        if n == 1:
+            laid_out[n] = replica
+            continue
+        zero3 = _training_layout(query, r, n, 3, False)
+        laid_out[n] = (
+            zero3
+            if zero3.total <= replica_total
+            else dataclasses.replace(replica, strategy=_replica_strategy(n), shardable=False)
+        )
+    return laid_out

@@ -18,9 +18,10 @@ from api.estimator import (
     gpu_bandwidth_gb_s,
     per_gpu_need,
     per_gpu_plan,
+    per_gpu_plans,
 )
 from api.estimator.formulas import GIB
-from api.estimator.layouts import Infeasible, layout_for
+from api.estimator.layouts import Infeasible, bare_layouts, layout_for
 from api.estimator.resolution import resolve
 from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
@@ -277,6 +278,26 @@ def test_a_layout_without_notes_has_the_same_figures(fields: dict) -> None:
             explained.zero,
             explained.weight_uncertainty,
         )
+
+
+@pytest.mark.parametrize("fields", PLANNED_JOBS)
+def test_plans_made_together_are_each_plan_made_alone(fields: dict) -> None:
+    """per_gpu_plans resolves the job once and lays a training job's data-parallel replica out once
+    for every GPU count: each of its plans (one that cannot run too) is the one made alone."""
+    query = q(**fields)
+    counts = (1, 2, 3, 4, 8, 16, 64)
+    for job in (query, estimate(query)):
+        together = per_gpu_plans(job, counts)
+        assert list(together) == list(counts)
+        assert together == {n: per_gpu_plan(job, n) for n in reversed(counts)}
+    bare = bare_layouts(query, resolve(query), counts)
+    for n in counts:
+        try:
+            alone = layout_for(query, resolve(query), n, explain=False)
+        except Infeasible as exc:
+            assert isinstance(bare[n], Infeasible) and bare[n].reason == exc.reason
+            continue
+        assert bare[n] == alone
 
 
 @pytest.mark.parametrize("fields", PLANNED_JOBS)
