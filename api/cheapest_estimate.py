@@ -231,7 +231,8 @@ class EstimateJudge:
         self._plan_each({self._used(count) for count in judged})
         plans = {count: self.plan(self._used(count)) for count in judged}
         headroom = self.headroom
-        verdicts = [count in plans and plans[count].fits(memory, headroom) for count, memory in key]
+        needs = {count: plan.need_gb for count, plan in plans.items() if plan.feasible}  # GpuPlan.fits, inlined
+        verdicts = [count in needs and needs[count] <= memory * headroom for count, memory in key]
         if len(plans) == len(counts):
             return verdicts, key
         return verdicts, tuple(c for c in key if c[0] in plans)
