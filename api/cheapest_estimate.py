@@ -23,7 +23,7 @@ from typing import Any
 
 from api.cheapest import JobCost, JobWork, bandwidth_of, no_card_figure, pcie_note, split_over_pcie
 from api.cheapest_job import JobTimer
-from api.cheapest_write import Raw, members, write_object
+from api.cheapest_write import Cut, Raw, members, value_json, write_object
 from api.estimator import (
     Estimate,
     EstimateQuery,
@@ -32,6 +32,7 @@ from api.estimator import (
     cny_per_million_tokens,
     decode_throughput,
     per_gpu_plan,
+    per_gpu_plans,
 )
 from api.estimator.memo import kept_in_memo
 from api.state import dumps
@@ -42,6 +43,7 @@ VIABILITY_RULE = (
     "viable when per_gpu_need_gb (the high end of the per-GPU band, re-estimated for the option's own GPU count) "
     "≤ usable_gb = gpu_memory_gb × headroom on each of its GPUs"
 )
+PRICED = ("cny_per_mtoken",)  # an option's members that its price changes (without an amount of work)
 THROUGHPUT_RULE = "tokens_per_s = batch / step time; cny_per_mtoken = cny_per_hour / (tokens_per_s × 3600) × 10^6"
 
 
@@ -97,7 +99,7 @@ class JudgeMemo:
     )
     estimate_json: Raw | None = None
     plan_pieces: dict[int, PlanPieces] = field(default_factory=dict)  # the viability block's, by GPU count
-    option_members: dict[tuple[Any, ...], Raw] = field(default_factory=dict)  # by kind of offer
+    option_members: dict[tuple[Any, ...], Cut] = field(default_factory=dict)  # by kind of card (PRICED: its slots)
     shared_notes: list[str] | None = None  # the throughput notes every inference answer says once
     # Bytes held, as a byte-bounded cache charges them (api.query_fast): MEMO_ENTRY_BYTES per entry, and
     # each JSON's length, PLAN_BYTES per plan, PLAN_PIECES_BYTES and their texts per plan's pieces,
@@ -149,6 +151,14 @@ class EstimateJudge:
             plan = self.memo.plans[gpu_count] = per_gpu_plan(self.estimate, gpu_count)
             self.memo.keep(PLAN_BYTES)
         return plan
+
+    def _plan_each(self, gpu_counts: set[int]) -> None:
+        """Plans for each of `gpu_counts` not planned yet, worked out together."""
+        missing = [count for count in gpu_counts if count not in self.memo.plans]
+        if missing:
+            self.memo.plans.update(per_gpu_plans(self.estimate, missing))
+            for _ in missing:
+                self.memo.keep(PLAN_BYTES)
 
     def throughput(self, offer: Offer) -> Throughput | None:
         """Decoding speed on this offer's cards at their own bandwidth, once per distinct card and GPU
@@ -217,9 +227,12 @@ class EstimateJudge:
         """`fits_each`'s verdicts on `key` and the configurations among them `fits` records (`key`
         itself when it records them all): one plan per GPU count, then a comparison per configuration."""
         counts = {c[0] for c in key}
-        plans = {count: self.plan(self._used(count)) for count in counts if self.gpus in (None, count)}
+        judged = [count for count in counts if self.gpus in (None, count)]
+        self._plan_each({self._used(count) for count in judged})
+        plans = {count: self.plan(self._used(count)) for count in judged}
         headroom = self.headroom
-        verdicts = [count in plans and plans[count].fits(memory, headroom) for count, memory in key]
+        needs = {count: plan.need_gb for count, plan in plans.items() if plan.feasible}  # GpuPlan.fits, inlined
+        verdicts = [count in needs and needs[count] <= memory * headroom for count, memory in key]
         if len(plans) == len(counts):
             return verdicts, key
         return verdicts, tuple(c for c in key if c[0] in plans)
@@ -248,9 +261,10 @@ class EstimateJudge:
         return self._option_fields(offer)
 
     def option_members(self, offer: Offer) -> Raw:
-        """`option_fields` written as members (api.cheapest_write.members); without an amount of work
-        the same for every offer of one kind (cards, count, price), so written once per kind while the
-        memo lasts."""
+        """`option_fields` written as members (api.cheapest_write.members). Without an amount of work
+        they are the same for every offer of one kind of card (cards, count) but for the price's own
+        figure (PRICED, inference only), so they are written once per kind while the memo lasts, cut
+        around that figure."""
         if self._timer is not None:
             return Raw(members(self._option_fields(offer)))
         kind = (
@@ -261,13 +275,13 @@ class EstimateJudge:
             offer.gpu_model,
             offer.gpu_fraction,
             offer.gpu_partition,
-            offer.cny_per_hour,
         )
         found = self.memo.option_members.get(kind)
         if found is None:
-            found = self.memo.option_members[kind] = Raw(members(self._option_fields(offer)))
-            self.memo.keep(len(found))
-        return found
+            found = self.memo.option_members[kind] = Cut(self._option_fields(offer), PRICED)
+            self.memo.keep(len(found.template))
+        priced = (value_json(self._per_mtoken(offer, self.throughput(offer))),) if self.inference else ()
+        return Raw(found.write_members(priced))
 
     def _option_fields(self, offer: Offer) -> dict[str, Any]:
         used = self.gpus_used(offer)
@@ -305,12 +319,19 @@ class EstimateJudge:
                 "cny_per_mtoken": None,
                 "throughput": {"notes": [f"{no_card_figure(offer, 'memory bandwidth')}: throughput not estimated"]},
             }
-        per_mtoken = None if offer.cny_per_hour is None else cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s)
+        per_mtoken = self._per_mtoken(offer, tp)
         inputs = tp.as_dict()
         inputs.pop("tokens_per_s")
         shared = self._shared_notes()
         inputs["notes"] = [n for n in tp.notes if n not in shared]  # the shared ones are said once, in the answer
-        return {"tokens_per_s": round(tp.tokens_per_s, 2), "cny_per_mtoken": _round4(per_mtoken), "throughput": inputs}
+        return {"tokens_per_s": round(tp.tokens_per_s, 2), "cny_per_mtoken": per_mtoken, "throughput": inputs}
+
+    @staticmethod
+    def _per_mtoken(offer: Offer, tp: Throughput | None) -> float | None:
+        """An inference option's cny_per_mtoken as answers give it (the one figure its price changes)."""
+        if tp is None or offer.cny_per_hour is None:
+            return None
+        return _round4(cny_per_million_tokens(offer.cny_per_hour, tp.tokens_per_s))
 
     def rank_key(self, offer: Offer, cost: JobCost) -> tuple[Any, ...]:
         by_total = (cost.total_cny, offer.cny_per_gb_hour or 0.0, offer.key)

@@ -313,6 +313,10 @@ class Unfiltered:
     unpriced: np.ndarray  # the unpriced rows the flags keep, in the offers' order
     unpriced_group: np.ndarray
     excluded: np.ndarray  # per configuration, the rows each flag took out (columns in EXCLUDED order)
+    # The configurations of each rule's first HEAD_ROWS rows by price, one rule after another, and where
+    # each rule's start (one more: the end): `Selected.of` reads every rule's head at once.
+    head_groups: np.ndarray
+    head_starts: list[int]
     # What questions selected before their hours count, by their verdicts and `limit` (`selected`): jobs
     # that differ only in batch or context often have the same verdicts, and a job asked again has them.
     _selected: ByteLRU = field(init=False, compare=False, default_factory=lambda: ByteLRU(SELECTED_MAX_BYTES))
@@ -335,7 +339,11 @@ class Unfiltered:
             rows = rows[np.lexsort((rows, columns.cny_per_hour[rows]))]
             by_rule.append((rule, rows, group[rows], columns.cny_per_hour[rows]))
         unpriced = np.flatnonzero(~left_out & ~columns.priced)
-        return cls(by_rule, np.bincount(group[priced], minlength=count), unpriced, group[unpriced], excluded)
+        heads = [groups[:HEAD_ROWS] for _, _, groups, _ in by_rule]
+        starts = np.cumsum([0, *(len(head) for head in heads)]).tolist()
+        head_groups = np.concatenate(heads) if heads else np.empty(0, dtype=np.int64)
+        priced_count = np.bincount(group[priced], minlength=count)
+        return cls(by_rule, priced_count, unpriced, group[unpriced], excluded, head_groups, starts)
 
     def selected(self, columns: OfferColumns, verdicts: list[bool], limit: int) -> Selected:
         """What a question with these verdicts (one per configuration) and `limit` selects before its
@@ -393,13 +401,20 @@ class Selected:
     @classmethod
     def of(cls, unfiltered: Unfiltered, columns: OfferColumns, viable: np.ndarray, limit: int) -> Selected:
         firsts = []
-        for rule, _, groups, _ in unfiltered.by_rule:
+        wanted = 2 * limit
+        starts = unfiltered.head_starts
+        in_heads = np.flatnonzero(viable[unfiltered.head_groups])  # every rule's head read at once
+        bounds = np.searchsorted(in_heads, starts).tolist()
+        for index, (rule, _, groups, _) in enumerate(unfiltered.by_rule):
+            found, start = bounds[index + 1] - bounds[index], starts[index]
             if limit <= 0:
                 firsts.append(np.empty(0, dtype=np.int64))
             elif rule == columns.stepped_rule:
                 firsts.append(np.flatnonzero(viable[groups]))
+            elif found >= wanted or starts[index + 1] - start == len(groups):  # its head holds them, or is all
+                firsts.append(in_heads[bounds[index] : bounds[index] + min(found, wanted)] - start)
             else:
-                firsts.append(_first_viable(viable, groups, 2 * limit).copy())  # not a view keeping its chunks
+                firsts.append(_first_viable(viable, groups, wanted).copy())  # not a view keeping its chunks
         return cls(
             firsts=firsts,
             viable_count=int(unfiltered.priced[viable].sum()),
@@ -411,6 +426,9 @@ class Selected:
     def cache_size(self) -> int:
         arrays = sum(ARRAY_BYTES + found.nbytes for found in self.firsts)
         return SELECTED_BYTES + arrays + 40 * len(self.unpriced)  # an int object and its slot per unpriced row
+
+
+HEAD_ROWS = 128  # per rule, the rows `Selected.of` reads first: the first 2 × `limit` viable ones are usually there
 
 
 def _first_viable(viable: np.ndarray, groups: np.ndarray, wanted: int) -> np.ndarray:

@@ -97,6 +97,10 @@ class Cut:
         """The object with `values` in the varying members and `more` (members, written) at its end."""
         return self.template % (*values, b"," + more if more else b"")
 
+    def write_members(self, values: tuple[bytes, ...]) -> bytes:
+        """`write` without the braces: the object's members, as `members` writes them."""
+        return self.write(values)[1:-1]
+
 
 PIECE_BYTES = 512  # a kept entry beyond its bytes: the dict slot, its `Cut` and the tuple and bytes headers
 

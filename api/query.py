@@ -214,8 +214,8 @@ class EstimatorFields(BaseModel):
     _estimate: Estimate | None = PrivateAttr(None)
 
     def estimator_values(self) -> dict[str, str]:
-        values = {name: getattr(self, name) for name in EstimatorFields.model_fields}
-        return {name: value for name, value in values.items() if value}
+        values = self.__dict__  # the fields' values, read without an attribute look-up each
+        return {name: values[name] for name in ESTIMATOR_FIELDS if values[name]}
 
     def _run_estimator(self, gpu_models: tuple[str, ...] = ()) -> Estimate:
         """The estimate, with `borderline` judged against the sizes of `gpu_models` (none: the A100's)."""
@@ -236,6 +236,9 @@ class EstimatorFields(BaseModel):
     def estimate(self) -> Estimate | None:
         """The estimate of the given inputs (computed once, when the parameters were validated)."""
         return self.__pydantic_private__["_estimate"]  # type: ignore[index]  # as `self._estimate`, without its miss first (~4 µs)
+
+
+ESTIMATOR_FIELDS = tuple(EstimatorFields.model_fields)
 
 
 BorderlineCards = _comma_list(

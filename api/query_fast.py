@@ -5,6 +5,9 @@ Validating `CheapestParams` costs more than answering a `mem` question over the 
 are parsed here by the very functions the model's validators call (api.parsing and the model's
 own list parsers), into the `CheapestParams` the model would make (`model_construct`: every value
 already parsed, the model's checks across parameters have nothing to refuse in such a question).
+A plain question by model and workload is read so too: the estimator's inputs are texts the model
+keeps as given, and the estimate is made as the model makes it (`_run_estimator`); one the estimator
+refuses, or whose `single_gpu` contradicts its `gpus`, is left to the model.
 Anything else — another parameter, an empty or unusual value, a value a parser refuses — gives
 None, and the model reads the question as usual, with its 422 naming the parameter.
 tests/api/test_query_fast.py holds both readings equal on many random query strings.
@@ -24,7 +27,7 @@ from api.byte_cache import ByteLRU
 from api.estimator.estimate import ESTIMATE_BYTES
 from api.limits import limits_of
 from api.parsing import parse_bool, parse_hours, parse_mem_gb, parse_pricings, parse_regions
-from api.query import CheapestParams, parse_gpus, parse_providers
+from api.query import ESTIMATOR_FIELDS, CheapestParams, parse_gpus, parse_providers
 from pricedb.settings import Settings
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
@@ -76,8 +79,7 @@ def plain_params(query_string: bytes, settings: Settings) -> CheapestParams | No
 
 def plain_given(given: dict[str, str], settings: Settings) -> CheapestParams | None:
     """`plain_params` of the parameters given (the last one of each)."""
-    if "mem" not in given:
-        return None
+    by_model = "mem" not in given
     values: dict[str, Any] = {}
     try:
         for name, text in given.items():
@@ -86,13 +88,28 @@ def plain_given(given: dict[str, str], settings: Settings) -> CheapestParams | N
                     return None
                 values[name] = int(text)
                 continue
-            parse = PLAIN.get(name)
+            parse = _as_given if by_model and name in ESTIMATOR_FIELDS else PLAIN.get(name)
             if parse is None or not text:
                 return None
             values[name] = parse(text)
     except ValueError:
         return None
-    return CheapestParams.model_construct(set(values), **{**DEFAULTS, **values})
+    if by_model and not values.keys() & ESTIMATOR_FIELDS:
+        return None  # neither mem nor the job: the model says what is missing
+    params = CheapestParams.model_construct(set(values), **{**DEFAULTS, **values})
+    if by_model:
+        try:
+            estimate = params._run_estimator(params.gpu)
+        except ValidationError:
+            return None
+        if params.single_gpu and estimate.gpus > 1:
+            return None
+    return params
+
+
+def _as_given(text: str) -> str:
+    """An estimator input: a text the model keeps as it is (the estimator reads it)."""
+    return text
 
 
 # What a question's parameters hold (pydantic models, tracemalloc: tests/api/test_query_fast.py), with a

@@ -22,7 +22,7 @@ from .models import (
     Workload,
     parse_params,
 )
-from .plan import GpuPlan, per_gpu_need, per_gpu_plan
+from .plan import GpuPlan, per_gpu_need, per_gpu_plan, per_gpu_plans
 from .resolution import resolve
 from .throughput import (
     DecodeStep,
@@ -62,6 +62,7 @@ __all__ = [
     "parse_params",
     "per_gpu_need",
     "per_gpu_plan",
+    "per_gpu_plans",
     "resolve",
     "suggest",
 ]

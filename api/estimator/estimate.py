@@ -7,6 +7,7 @@ decoding step reads (`decode_step`) in throughput.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pricedb.cards import memory_sizes
@@ -14,7 +15,7 @@ from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 from . import formulas as f
 from .errors import EstimatorError
-from .layouts import Infeasible, Layout, layout_for
+from .layouts import Infeasible, Layout, bare_layouts, layout_for
 from .memo import kept_in_memo
 from .models import Breakdown, Engine, Estimate, EstimateQuery, Precision, Workload
 from .resolution import (
@@ -51,18 +52,29 @@ _UNCERTAINTY = {
 # --- band -------------------------------------------------------------------------------------
 
 
-def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
+def _band_floor(query: EstimateQuery) -> tuple[float, float]:
+    if not query.workload.training and query.precision is Precision.INT4:
+        return BAND_FLOOR_INT4_INFERENCE
+    return BAND_FLOOR
+
+
+def _band_ends(layout: Layout, query: EstimateQuery) -> tuple[float, float]:
+    """The band's low and high ends (bytes per GPU) around the layout's total."""
     total = layout.total
     down = up = 0.0
     for name, value in layout.parts.items():
         lo, hi = layout.weight_uncertainty if name == "weights" else _UNCERTAINTY[name]
         down += lo * value
         up += hi * value
-    floor_lo, floor_hi = BAND_FLOOR
-    if not query.workload.training and query.precision is Precision.INT4:
-        floor_lo, floor_hi = BAND_FLOOR_INT4_INFERENCE
-    low = total - max(floor_lo * total, down)
-    high = total + max(floor_hi * total, up)
+    floor_lo, floor_hi = _band_floor(query)
+    return total - max(floor_lo * total, down), total + max(floor_hi * total, up)
+
+
+def _band(layout: Layout, query: EstimateQuery) -> tuple[float, float, str]:
+    """`_band_ends` and the assumption that explains them."""
+    low, high = _band_ends(layout, query)
+    total = layout.total
+    floor_lo, floor_hi = _band_floor(query)
     reason = (
         f"Band {low / total:.2f}–{high / total:.2f} × the point estimate: at least −{floor_lo:.0%}/+{floor_hi:.0%} "
         "(ESTIMATOR.md §3), widened to the sum of each component's uncertainty when larger (weights ±3%, "
@@ -150,13 +162,22 @@ class PerGpu:
 ESTIMATE_BYTES = 10 * 1024
 
 
-def per_gpu_on(query: EstimateQuery, gpus: int) -> PerGpu:
+def per_gpu_each(query: EstimateQuery, counts: Iterable[int]) -> dict[int, PerGpu | EstimatorError]:
     """What `estimate(query)` says about one GPU (per_gpu_gb, per_gpu_low_gb, per_gpu_high_gb, strategy,
-    shardable, zero) were the job on `gpus` GPUs, worked out alone: a plan for each GPU count of
-    /cheapest needs nothing else. Not kept: a job's plans are kept with its questions (api.cheapest_estimate)."""
-    _, layout = _laid_out(query, gpus)
-    low, high, _ = _band(layout, query)
-    return PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
+    shardable, zero) were the job on each of `counts` GPUs — an EstimatorError on `gpus` for a count the
+    job cannot be split over — worked out alone: a plan for each GPU count of /cheapest needs nothing
+    else. The job is resolved once and its layouts made together (layouts.py `bare_layouts`). Not kept:
+    a job's plans are kept with its questions (api.cheapest_estimate)."""
+    check_combinations(query)
+    r = resolve(query)
+    found: dict[int, PerGpu | EstimatorError] = {}
+    for n, layout in bare_layouts(query, r, counts).items():
+        if isinstance(layout, Infeasible):
+            found[n] = EstimatorError("gpus", f"{layout.reason} (gpus={n})")
+            continue
+        low, high = _band_ends(layout, query)
+        found[n] = PerGpu(_gib(layout.total), _gib(low), _gib(high), layout.strategy, layout.shardable, layout.zero)
+    return found
 
 
 def _build(query: EstimateQuery, headroom: float, gpu_models: tuple[str, ...]) -> Estimate:

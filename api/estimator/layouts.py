@@ -1,11 +1,16 @@
 """Layouts: how a job sits on `n` GPUs and the bytes each GPU holds per component (formulas.py).
 Inference splits weights and KV cache (vLLM: tensor parallel; hf: layers); training shards model
 states by ZeRO stage, or, with no stage given, takes the smaller of DDP and ZeRO-3.
+
+A layout's notes explain it in the estimate's assumptions; a per-GPU plan for /cheapest reads only its
+figures and strategy, and asks for none (`explain=False`): writing them costs as much as the arithmetic.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import formulas as f
@@ -43,13 +48,13 @@ class Layout:
         return sum(self.parts.values())
 
 
-def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
+def _inference_layout(query: EstimateQuery, r: Resolved, n: int, explain: bool) -> Layout:
     shape = r.shape
     s, b = context_for(query, r), query.batch
     bits, fmt = weight_bits(query)
     weights = f.weight_bytes(r.params, r.unquantized_params, bits)
     kv_bytes = kv_element_bytes(query)
-    notes = [f"Weights in {fmt}" + (f"; {KEPT_16BIT} kept in 16-bit." if bits < 16 else ".")]
+    notes = [f"Weights in {fmt}" + (f"; {KEPT_16BIT} kept in 16-bit." if bits < 16 else ".")] if explain else []
     vllm = query.engine is Engine.VLLM
     if vllm:
         if shape.heads % n:
@@ -74,15 +79,15 @@ def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
             tokens = f.vllm_block_tokens(tokens)
         kv = f.kv_cache_bytes(shape, tokens, b, kv_bytes, kv_heads) * (1 if vllm else share)
         parts["kv_cache"] = kv
-        notes.append(
-            f"KV cache: 2 × {shape.layers} layers × {shape.kv_heads} KV heads × {shape.head_dim} × {kv_bytes} bytes "
-            f"= {f.kv_bytes_per_token(shape, kv_bytes) / 1024:.0f} KiB per token, × {tokens:g} tokens × {b} sequences"
-            + (" (per GPU: KV heads split by tensor parallelism)" if vllm and n > 1 else "")
-            + "."
-        )
-        if vllm and r.sliding_window and s > r.sliding_window:
+        if explain:
+            notes.append(
+                f"KV cache: 2 × {shape.layers} layers × {shape.kv_heads} KV heads × {shape.head_dim} × {kv_bytes} "
+                f"bytes = {f.kv_bytes_per_token(shape, kv_bytes) / 1024:.0f} KiB per token, × {tokens:g} tokens × "
+                f"{b} sequences" + (" (per GPU: KV heads split by tensor parallelism)" if vllm and n > 1 else "") + "."
+            )
+        if explain and vllm and r.sliding_window and s > r.sliding_window:
             notes.append(f"vLLM keeps at most {r.sliding_window} tokens on sliding-window layers.")
-    else:
+    elif explain:
         notes.append("Encoder model: no KV cache; the whole sequence goes through each layer at once.")
 
     if vllm:
@@ -91,17 +96,20 @@ def _inference_layout(query: EstimateQuery, r: Resolved, n: int) -> Layout:
         act = chunk * (2 * shape.hidden + mlp) * kv_bytes + min(b, f.VLLM_MAX_SEQS) * shape.vocab * 4
         parts["activations"] = act
         parts["overhead"] = f.FIXED_OVERHEAD_BYTES + f.CUDA_GRAPHS_BYTES
-        notes.append(
-            f"engine=vllm: the cache is sized exactly for {b} × {s} tokens; prefill runs in chunks of ≤ "
-            f"{f.VLLM_MAX_BATCHED_TOKENS} tokens; CUDA graphs 1 GiB. vLLM itself reserves "
-            "gpu_memory_utilization=0.90 of whatever card it runs on (the rest of that becomes extra cache), "
-            "so nvidia-smi shows ~90% of the card: this estimate is what that 90% must hold."
-        )
+        if explain:
+            notes.append(
+                f"engine=vllm: the cache is sized exactly for {b} × {s} tokens; prefill runs in chunks of ≤ "
+                f"{f.VLLM_MAX_BATCHED_TOKENS} tokens; CUDA graphs 1 GiB. vLLM itself reserves "
+                "gpu_memory_utilization=0.90 of whatever card it runs on (the rest of that becomes extra cache), "
+                "so nvidia-smi shows ~90% of the card: this estimate is what that 90% must hold."
+            )
     else:
         parts["activations"], how = _hf_transients(query, shape, s, b, parts["kv_cache"], kv_bytes)
         parts["overhead"] = f.FIXED_OVERHEAD_BYTES
-        notes.append(f"engine=hf (transformers generate): transients, the largest of {how}.")
-    notes.append("Fixed overhead 1 GiB per GPU (CUDA context, cuBLAS workspace, allocator).")
+        if explain:
+            notes.append(f"engine=hf (transformers generate): transients, the largest of {how}.")
+    if explain:
+        notes.append("Fixed overhead 1 GiB per GPU (CUDA context, cuBLAS workspace, allocator).")
     return Layout(
         parts=parts,
         strategy=strategy,
@@ -137,7 +145,7 @@ def _hf_transients(
     return largest, f"{'; '.join(phases)} ({settings})"
 
 
-def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> Layout:
+def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int, explain: bool) -> Layout:
     shape = r.shape
     s, b = context_for(query, r), query.batch
     ckpt = bool(checkpointing(query))
@@ -151,17 +159,18 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
         per_param = table[opt]
         states = f.zero_model_states(trainable, per_param, stage, n)
         parts["weights"], parts["gradients"], parts["optimizer"] = states.weights, states.gradients, states.optimizer
-        mode = "fp32" if query.precision is Precision.FP32 else f"{query.precision.value} mixed precision"
-        notes.append(
-            f"Full fine-tune, {mode}, {opt}: {per_param[0]} + {per_param[1]} + {per_param[2]} = {sum(per_param)} bytes "
-            "per parameter for weights, gradients and optimizer states"
-            + (" (fp32 master weights + m + v; ZeRO paper)" if opt == "adamw" and per_param[0] == 2 else "")
-            + (
-                ". Kept in fp32, gradients make it 18 (DeepSpeed's estimator): inside the band."
-                if per_param == (2, 2, 12)
-                else "."
+        if explain:
+            mode = "fp32" if query.precision is Precision.FP32 else f"{query.precision.value} mixed precision"
+            notes.append(
+                f"Full fine-tune, {mode}, {opt}: {per_param[0]} + {per_param[1]} + {per_param[2]} = {sum(per_param)} "
+                "bytes per parameter for weights, gradients and optimizer states"
+                + (" (fp32 master weights + m + v; ZeRO paper)" if opt == "adamw" and per_param[0] == 2 else "")
+                + (
+                    ". Kept in fp32, gradients make it 18 (DeepSpeed's estimator): inside the band."
+                    if per_param == (2, 2, 12)
+                    else "."
+                )
             )
-        )
         weight_unc = (0.03, 0.03)
     else:
         bits, fmt = weight_bits(query)
@@ -171,14 +180,15 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
         per_param = f.ADAPTER_BYTES[opt]
         states = f.zero_model_states(trainable, per_param, stage, n)
         parts["adapter"], parts["gradients"], parts["optimizer"] = states.weights, states.gradients, states.optimizer
-        notes.append(
-            f"{query.workload.value}: frozen base in {fmt}"
-            + (f"; {KEPT_16BIT} kept in 16-bit" if bits < 16 else "")
-            + f". LoRA rank {query.lora_rank} on every linear layer (q, k, v, o, MLP): {trainable / 1e6:.1f}M adapter "
-            f"parameters at {sum(per_param)} bytes each (fp32 weight + gradient + {opt} states)."
-        )
+        if explain:
+            notes.append(
+                f"{query.workload.value}: frozen base in {fmt}"
+                + (f"; {KEPT_16BIT} kept in 16-bit" if bits < 16 else "")
+                + f". LoRA rank {query.lora_rank} on every linear layer (q, k, v, o, MLP): {trainable / 1e6:.1f}M "
+                f"adapter parameters at {sum(per_param)} bytes each (fp32 weight + gradient + {opt} states)."
+            )
         weight_unc = _WEIGHT_UNCERTAINTY.get(Precision.INT4 if bits < 8 else query.precision, (0.03, 0.03))
-        if query.workload is Workload.LORA and query.precision.quantized:
+        if explain and query.workload is Workload.LORA and query.precision.quantized:
             notes.append("LoRA over a quantized base is QLoRA: estimated as such.")
 
     act_bytes = 4 if query.precision is Precision.FP32 else 2
@@ -187,39 +197,41 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
     logits = f.logits_bytes(shape, s, b, per_logit)
     eager = query.attention is Attention.EAGER
     parts["activations"] = f.training_activation_bytes(shape, s, b, ckpt, act_bytes, logits, eager)
-    coefficient = f.activation_coefficient(shape) + (f.eager_score_coefficient(shape, s) if eager else 0.0)
-    attention = "eager attention (its s² scores: 5·a·s/h)" if eager else "FlashAttention/SDPA (no s² term)"
-    if ckpt:
-        notes.append(
-            f"Activations with gradient checkpointing (full recomputation): 2·s·b·h per layer, plus the larger "
-            f"of the loss over the logits and one layer's {coefficient:.1f}·s·b·h being recomputed, at s={s}, "
-            f"b={b} per GPU, {attention}."
+    if explain:
+        coefficient = f.activation_coefficient(shape) + (f.eager_score_coefficient(shape, s) if eager else 0.0)
+        attention = "eager attention (its s² scores: 5·a·s/h)" if eager else "FlashAttention/SDPA (no s² term)"
+        if ckpt:
+            notes.append(
+                f"Activations with gradient checkpointing (full recomputation): 2·s·b·h per layer, plus the larger "
+                f"of the loss over the logits and one layer's {coefficient:.1f}·s·b·h being recomputed, at s={s}, "
+                f"b={b} per GPU, {attention}."
+            )
+        else:
+            notes.append(
+                f"Activations without checkpointing: {coefficient:.1f}·s·b·h bytes per layer (Korthikanti et al., "
+                f"{attention}), s={s}, b={b} per GPU, plus the loss over the logits."
+            )
+        how = (
+            "16-bit logits, their shifted copy, autocast's fp32 copy and fp32 log-softmax: 12"
+            if autocast
+            else "logits and their gradient in fp32: 2·4"
         )
-    else:
-        notes.append(
-            f"Activations without checkpointing: {coefficient:.1f}·s·b·h bytes per layer (Korthikanti et al., "
-            f"{attention}), s={s}, b={b} per GPU, plus the loss over the logits."
-        )
-    how = (
-        "16-bit logits, their shifted copy, autocast's fp32 copy and fp32 log-softmax: 12"
-        if autocast
-        else "logits and their gradient in fp32: 2·4"
-    )
-    notes.append(f"Loss over the logits: b·s·V × {per_logit} bytes ({how}) = {logits / f.GIB:.2f} GiB.")
+        notes.append(f"Loss over the logits: b·s·V × {per_logit} bytes ({how}) = {logits / f.GIB:.2f} GiB.")
 
     buffers = f.zero_buffer_bytes(stage, trainable, r.params, f.largest_layer_params(shape)) if stage else 0.0
     parts["overhead"] = f.FIXED_OVERHEAD_BYTES + buffers
     subtotal = sum(parts.values())
     parts["margin"] = subtotal * (f.TRAINING_SAFETY_FACTOR - 1)
-    notes.append(
-        "Fixed overhead 1 GiB per GPU"
-        + (f" + ZeRO-{stage} communication buffers {buffers / f.GIB:.2f} GiB" if stage else "")
-        + "; training total × 1.2 for fragmentation, bucket buffers and temporaries (ESTIMATOR.md §3.G)."
-    )
+    if explain:
+        notes.append(
+            "Fixed overhead 1 GiB per GPU"
+            + (f" + ZeRO-{stage} communication buffers {buffers / f.GIB:.2f} GiB" if stage else "")
+            + "; training total × 1.2 for fragmentation, bucket buffers and temporaries (ESTIMATOR.md §3.G)."
+        )
     if n == 1 and stage == 0:
         strategy, shardable = "1 GPU", True
     elif stage == 0:
-        strategy, shardable = f"data parallel (DDP): a full replica on each of {n} GPUs", False
+        strategy, shardable = _replica_strategy(n), False
     else:
         what = {
             1: "optimizer states",
@@ -233,19 +245,54 @@ def _training_layout(query: EstimateQuery, r: Resolved, n: int, stage: int) -> L
     )
 
 
-def layout_for(query: EstimateQuery, r: Resolved, n: int) -> Layout:
-    """The layout an estimate uses on `n` GPUs. Raises Infeasible when the job cannot be split so."""
+def _replica_strategy(n: int) -> str:
+    return f"data parallel (DDP): a full replica on each of {n} GPUs"
+
+
+def layout_for(query: EstimateQuery, r: Resolved, n: int, explain: bool = True) -> Layout:
+    """The layout an estimate uses on `n` GPUs, with its notes unless `explain` is False (then
+    `notes` is empty). Raises Infeasible when the job cannot be split so."""
     if not query.workload.training:
-        return _inference_layout(query, r, n)
+        return _inference_layout(query, r, n, explain)
     if query.zero is not None:
-        return _training_layout(query, r, n, query.zero)
+        return _training_layout(query, r, n, query.zero, explain)
     if n == 1:
-        return _training_layout(query, r, n, 0)
-    ddp = _training_layout(query, r, n, 0)
-    zero3 = _training_layout(query, r, n, 3)
+        return _training_layout(query, r, n, 0, explain)
+    ddp = _training_layout(query, r, n, 0, explain)
+    zero3 = _training_layout(query, r, n, 3, explain)
     chosen = zero3 if zero3.total <= ddp.total else ddp
-    chosen.notes.append(
-        f"zero not given: on {n} GPUs the smaller of DDP (a replica per GPU, {ddp.total / f.GIB:.1f} GiB) and "
-        f"ZeRO-3/FSDP full sharding ({zero3.total / f.GIB:.1f} GiB) per GPU: {chosen.strategy}."
-    )
+    if explain:
+        chosen.notes.append(
+            f"zero not given: on {n} GPUs the smaller of DDP (a replica per GPU, {ddp.total / f.GIB:.1f} GiB) and "
+            f"ZeRO-3/FSDP full sharding ({zero3.total / f.GIB:.1f} GiB) per GPU: {chosen.strategy}."
+        )
     return chosen
+
+
+def bare_layouts(query: EstimateQuery, r: Resolved, counts: Iterable[int]) -> dict[int, Layout | Infeasible]:
+    """`layout_for(query, r, n, explain=False)` for each of `counts` (or why it cannot be), made together:
+    with no ZeRO stage given, training compares each count's ZeRO-3 layout with data parallelism, whose
+    full replica on each GPU holds the same on any count (no ZeRO stage shards anything, ZeRO adds no
+    buffer): it is laid out once, and only its strategy names the count."""
+    if not query.workload.training or query.zero is not None:
+        found: dict[int, Layout | Infeasible] = {}
+        for n in counts:
+            try:
+                found[n] = layout_for(query, r, n, explain=False)
+            except Infeasible as exc:
+                found[n] = exc
+        return found
+    replica = _training_layout(query, r, 1, 0, False)
+    replica_total = replica.total
+    laid_out: dict[int, Layout | Infeasible] = {}
+    for n in counts:
+        if n == 1:
+            laid_out[n] = replica
+            continue
+        zero3 = _training_layout(query, r, n, 3, False)
+        laid_out[n] = (
+            zero3
+            if zero3.total <= replica_total
+            else dataclasses.replace(replica, strategy=_replica_strategy(n), shardable=False)
+        )
+    return laid_out

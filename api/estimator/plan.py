@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 from .errors import EstimatorError
-from .estimate import PerGpu, per_gpu_on
+from .estimate import PerGpu, per_gpu_each
 from .models import Estimate, EstimateQuery
 
 
@@ -47,18 +48,27 @@ def per_gpu_plan(estimate_or_query: Estimate | EstimateQuery, gpu_count: int) ->
     smaller of DDP and ZeRO-3; inference splits weights and KV cache (vLLM: tensor parallel; hf: layers).
     An estimate for that many GPUs already says it. Never raises for a valid query: an impossible
     split gives feasible=False and need_gb=inf."""
-    if gpu_count < 1:
-        raise EstimatorError("gpus", f"gpu_count must be at least 1, got {gpu_count}")
+    return per_gpu_plans(estimate_or_query, (gpu_count,))[gpu_count]
+
+
+def per_gpu_plans(estimate_or_query: Estimate | EstimateQuery, gpu_counts: Iterable[int]) -> dict[int, GpuPlan]:
+    """`per_gpu_plan` for each of `gpu_counts`, worked out together (estimate.py `per_gpu_each`)."""
+    counts = list(gpu_counts)
+    for gpu_count in counts:
+        if gpu_count < 1:
+            raise EstimatorError("gpus", f"gpu_count must be at least 1, got {gpu_count}")
     query = _query_of(estimate_or_query)
-    if isinstance(estimate_or_query, Estimate) and estimate_or_query.gpus == gpu_count:
-        return _plan(gpu_count, _per_gpu_of(estimate_or_query))
-    try:
-        est = per_gpu_on(query, gpu_count)
-    except EstimatorError as exc:
-        if exc.param != "gpus":
-            raise
-        return GpuPlan(gpu_count, math.inf, math.inf, math.inf, "not possible", False, query.zero, False, exc.message)
-    return _plan(gpu_count, est)
+    plans = {}
+    if isinstance(estimate_or_query, Estimate) and estimate_or_query.gpus in counts:
+        plans[estimate_or_query.gpus] = _plan(estimate_or_query.gpus, _per_gpu_of(estimate_or_query))
+    for gpu_count, est in per_gpu_each(query, [n for n in counts if n not in plans]).items():
+        if isinstance(est, EstimatorError):  # a split the job cannot take
+            plans[gpu_count] = GpuPlan(
+                gpu_count, math.inf, math.inf, math.inf, "not possible", False, query.zero, False, est.message
+            )
+        else:
+            plans[gpu_count] = _plan(gpu_count, est)
+    return plans
 
 
 def _per_gpu_of(estimate: Estimate) -> PerGpu:

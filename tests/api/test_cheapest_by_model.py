@@ -248,8 +248,11 @@ def test_estimated_once_per_miss_and_plans_once_per_gpu_count(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    real = cheapest_estimate.per_gpu_plan
-    monkeypatch.setattr(cheapest_estimate, "per_gpu_plan", lambda est, n: calls.append(n) or real(est, n))
+    one, each = cheapest_estimate.per_gpu_plan, cheapest_estimate.per_gpu_plans
+    monkeypatch.setattr(cheapest_estimate, "per_gpu_plan", lambda est, n: calls.append(n) or one(est, n))
+    monkeypatch.setattr(
+        cheapest_estimate, "per_gpu_plans", lambda est, counts: calls.extend(counts) or each(est, counts)
+    )
     url = "/cheapest?model=llama-2-70b&workload=inference&precision=int4&batch=16&context=4096&hours=200&limit=50"
     first = client.get(url)
     assert sorted(calls) == [1, 2, 8]  # distinct GPU counts among six machines

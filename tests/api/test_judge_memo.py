@@ -6,6 +6,7 @@ out says."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -64,6 +65,9 @@ def test_judges_sharing_a_memo_say_what_a_judge_alone_says(question: dict[str, s
         assert written["viability"] == dumps(summary["viability"])
         for offer in offers:
             assert reading.option_members(offer) == members(alone.option_fields(offer))
+            for price in (0.37, offer.cny_per_hour, 12.5):  # its kind's members, written once, at other prices
+                other = replace(offer, cny_per_hour=price)
+                assert reading.option_members(other) == members(alone.option_fields(other))
     assert len(shared.verdicts) == 1
     assert set(shared.plan_pieces) == {line["gpus_used"] for line in recorded}  # the block's pieces, per GPU count
     assert shared.cache_size > sum(pieces.cache_size for pieces in shared.plan_pieces.values())

@@ -71,8 +71,60 @@ def test_plain_questions_read_as_the_model_reads_them(seed: int) -> None:
         assert fast.model_dump() == model.model_dump(), query
         assert fast.model_dump_json() == model.model_dump_json(), query  # the answer cache's key
         assert fast.to_query() == model.to_query(), query
-        assert fast.work is None and fast.estimate is None
+        assert fast.work is None and fast.estimate == model.estimate  # by model (VALUES' model): its estimate
     assert read_here > 100  # the plain path was exercised, not only the fallback
+
+
+JOB_VALUES = {
+    "model": ("llama-2-7b", "llama-2-70b", "qwen2.5-14b", "nope", " llama-2-13b "),
+    "params": ("7B", "1.5b", "abc", "1"),
+    "workload": ("inference", "lora", "qlora", "full_finetune", "serve", "cooking"),
+    "precision": ("bf16", "fp32", "int4", "int8", "half", "fp64"),
+    "context": ("1024", "4096", "0", "abc", "99999999"),
+    "batch": ("1", "16", "-1"),
+    "gpus": ("1", "2", "8", "0"),
+    "zero": ("0", "3", "5"),
+    "engine": ("vllm", "hf", "trt"),
+    "kv_heads": ("4", "7"),
+}
+
+
+def random_job_query(rng: random.Random) -> bytes:
+    names = rng.sample(["model", "model", "params", *JOB_VALUES], rng.randint(1, 5))
+    names += rng.sample([n for n in VALUES if n not in ("mem", "model")], rng.randint(0, 3))
+    parts = []
+    for name in names:
+        value = rng.choice(JOB_VALUES.get(name) or VALUES[name])
+        parts.append(f"{name}={quote(value, safe=',')}")
+    return "&".join(parts).encode()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plain_questions_by_model_read_as_the_model_reads_them(seed: int) -> None:
+    """A question by model and workload read here has the model's own values and estimate; one the
+    model refuses (an unknown model, a value the estimator refuses, single_gpu against gpus, an
+    amount of work, …) is never read here, so its 422 is the model's."""
+    rng = random.Random(seed)
+    read_here = 0
+    for _ in range(1000):
+        query = random_job_query(rng)
+        fast = plain_params(query, SETTINGS)
+        try:
+            with limits_of(SETTINGS):
+                model = CheapestParams.model_validate(as_routed(query))
+        except ValidationError:
+            assert fast is None, query
+            continue
+        if fast is None:
+            continue
+        read_here += 1
+        assert fast.model_dump() == model.model_dump(), query
+        assert fast.model_fields_set == model.model_fields_set, query
+        assert fast.model_dump_json() == model.model_dump_json(), query
+        assert fast.to_query() == model.to_query(), query
+        assert fast.estimate is not None and fast.estimate == model.estimate, query
+        assert fast.estimator_values() == model.estimator_values(), query
+    assert read_here > 60  # the plain path was exercised, not only the fallback
 
 
 def test_query_strings_split_as_parse_qsl_splits_them() -> None:

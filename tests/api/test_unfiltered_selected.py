@@ -43,6 +43,23 @@ def test_a_kept_selection_is_the_one_worked_out() -> None:
     assert unfiltered.selected(columns, verdicts, limit) is unfiltered.selected(columns, verdicts, limit)
 
 
+def test_a_selection_reads_the_first_viable_rows_of_each_rule() -> None:
+    """Selected.of reads every rule's first rows at once, and further only where they hold too few
+    viable ones: its positions are the first 2 × limit viable rows of each rule (a stepped rule's all),
+    whether few or most configurations are viable and whatever the limit."""
+    columns, unfiltered = _unfiltered(5, 3000)
+    rng = random.Random(6)
+    for _ in range(60):
+        share = rng.choice((0.02, 0.2, 0.5, 0.95))
+        viable = np.array([rng.random() < share for _ in columns.configurations.keys], dtype=bool)
+        limit = rng.choice((0, 1, 10, 50, 64, 100))
+        found = Selected.of(unfiltered, columns, viable, limit)
+        for (rule, _, groups, _), positions in zip(unfiltered.by_rule, found.firsts, strict=True):
+            every = np.flatnonzero(viable[groups])
+            expected = every if rule == columns.stepped_rule else every[: 2 * limit]
+            assert positions.tolist() == (expected.tolist() if limit > 0 else [])
+
+
 def test_a_selection_is_charged_at_least_what_it_holds_and_the_kept_ones_stay_within_their_bound() -> None:
     columns, unfiltered = _unfiltered(3, 2000)
     rng = random.Random(4)

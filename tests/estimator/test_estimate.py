@@ -18,8 +18,11 @@ from api.estimator import (
     gpu_bandwidth_gb_s,
     per_gpu_need,
     per_gpu_plan,
+    per_gpu_plans,
 )
 from api.estimator.formulas import GIB
+from api.estimator.layouts import Infeasible, bare_layouts, layout_for
+from api.estimator.resolution import resolve
 from pricedb.settings import DEFAULT_GPU_MEMORY_HEADROOM
 
 CONTRACT_FIELDS = {"total_gb", "per_gpu_gb", "low_gb", "high_gb", "borderline", "breakdown", "assumptions"}
@@ -239,20 +242,65 @@ def test_per_gpu_need_is_the_band_high_end_on_that_many_gpus() -> None:
     assert plan.fits(40) and not per_gpu_plan(est, 1).fits(40) and per_gpu_plan(est, 1).fits(80)
 
 
-@pytest.mark.parametrize(
-    "fields",
-    [
-        {"model": "llama-2-7b", "workload": "inference"},
-        {"model": "llama-2-70b", "workload": "inference", "precision": "int4", "batch": 16, "context": 8192},
-        {"model": "llama-2-13b", "workload": "inference", "engine": "vllm", "batch": 4},
-        {"model": "qwen2.5-14b", "workload": "lora", "context": 4096, "batch": 2},
-        {"model": "llama-2-7b", "workload": "qlora", "gradient_checkpointing": False},
-        {"model": "llama-2-7b", "workload": "full_finetune"},
-        {"model": "llama-2-7b", "workload": "full_finetune", "zero": 0},
-        {"params": "7B", "workload": "full_finetune", "zero": 2, "optimizer": "sgd"},
-        {"model": "gpt2", "workload": "inference", "layers": 3},
-    ],
-)
+PLANNED_JOBS = [
+    {"model": "llama-2-7b", "workload": "inference"},
+    {"model": "llama-2-70b", "workload": "inference", "precision": "int4", "batch": 16, "context": 8192},
+    {"model": "llama-2-13b", "workload": "inference", "engine": "vllm", "batch": 4},
+    {"model": "qwen2.5-14b", "workload": "lora", "context": 4096, "batch": 2},
+    {"model": "llama-2-7b", "workload": "qlora", "gradient_checkpointing": False},
+    {"model": "llama-2-7b", "workload": "full_finetune"},
+    {"model": "llama-2-7b", "workload": "full_finetune", "zero": 0},
+    {"params": "7B", "workload": "full_finetune", "zero": 2, "optimizer": "sgd"},
+    {"model": "gpt2", "workload": "inference", "layers": 3},
+    {"model": "llama-2-7b", "workload": "lora", "precision": "int8", "attention": "eager"},
+]
+
+
+@pytest.mark.parametrize("fields", PLANNED_JOBS)
+def test_a_layout_without_notes_has_the_same_figures(fields: dict) -> None:
+    """Plans lay jobs out without notes (layout_for's `explain=False`): the same parts, strategy and
+    sharding as the explained layout, and no notes at all."""
+    query = q(**fields)
+    r = resolve(query)
+    for n in (1, 2, 3, 4, 8, 16):
+        try:
+            explained = layout_for(query, r, n)
+        except Infeasible:
+            with pytest.raises(Infeasible):
+                layout_for(query, r, n, explain=False)
+            continue
+        bare = layout_for(query, r, n, explain=False)
+        assert explained.notes and not bare.notes
+        assert bare.parts == explained.parts
+        assert (bare.strategy, bare.shardable, bare.zero, bare.weight_uncertainty) == (
+            explained.strategy,
+            explained.shardable,
+            explained.zero,
+            explained.weight_uncertainty,
+        )
+
+
+@pytest.mark.parametrize("fields", PLANNED_JOBS)
+def test_plans_made_together_are_each_plan_made_alone(fields: dict) -> None:
+    """per_gpu_plans resolves the job once and lays a training job's data-parallel replica out once
+    for every GPU count: each of its plans (one that cannot run too) is the one made alone."""
+    query = q(**fields)
+    counts = (1, 2, 3, 4, 8, 16, 64)
+    for job in (query, estimate(query)):
+        together = per_gpu_plans(job, counts)
+        assert list(together) == list(counts)
+        assert together == {n: per_gpu_plan(job, n) for n in reversed(counts)}
+    bare = bare_layouts(query, resolve(query), counts)
+    for n in counts:
+        try:
+            alone = layout_for(query, resolve(query), n, explain=False)
+        except Infeasible as exc:
+            assert isinstance(bare[n], Infeasible) and bare[n].reason == exc.reason
+            continue
+        assert bare[n] == alone
+
+
+@pytest.mark.parametrize("fields", PLANNED_JOBS)
 def test_a_plan_says_what_the_whole_estimate_on_that_many_gpus_says(fields: dict) -> None:
     """per_gpu_plan works out only the per-GPU figures; they are the full estimate's own, and planned
     from an estimate (for one GPU, or for that many: read from it) they are the same."""
