@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from api import json_encoding
+from api.history_frames import FramedSeries, SeriesFrames
 from api.points_json import end_texts, points_json
 from pricedb.history import History, HistoryQuery, Series, TooManyPoints
 from pricedb.history_files import PointFiles, window_records
@@ -28,13 +30,16 @@ def history_from_files(
     recent: RecentPoints | None = None,
     at_once: int | None = None,
     room: Room | None = None,
+    frames: SeriesFrames | None = None,
 ) -> History | None:
     """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None. The
-    observations since the compaction come from `recent` (read at the layout's data version); without
-    it, only a layout with none answers. With `at_once`, only an answer read from at most that many
-    records, all in memory or the page cache (None otherwise): one that costs no more than a small
-    answer's CPU and never waits for the disk. Its arrays go into `room` where they fit (pricedb.scratch:
-    the answer's pieces are then views of it, to be joined or compressed while it is held)."""
+        observations since the compaction come from `recent` (read at the layout's data version); without
+        it, only a layout with none answers. With `at_once`, only an answer read from at most that many
+        records, all in memory or the page cache (None otherwise): one that costs no more than a small
+        answer's CPU and never waits for the disk. Its arrays go into `room` where they fit (pricedb.scratch:
+        the answer's pieces are then views of it, to be joined or compressed while it is held). With
+    `frames` (a client taking zstd), a page of one series holding its whole compacted part (any window
+    around it, every point kept) gets that part as its compressed frame (api.history_frames.FramedSeries)."""
     offers = query.offers
     if files is None or files.compacted_upto != layout.compacted_upto:
         return None
@@ -61,6 +66,7 @@ def history_from_files(
     if laid_out is None:
         return None
     by_key = {layout.key_of(n): records for n, records in laid_out}
+    whole = {layout.key_of(n): n for n, records in laid_out if len(records) == files.count(n)}
     codes = files.codes
     if recent is not None:
         codes = recent.codes
@@ -72,6 +78,7 @@ def history_from_files(
             elif earlier["at"][-1] <= records["at"][0]:  # the usual case: all observed after the compaction's
                 by_key[key] = _joined(earlier, records, room)
             else:  # every recent id is above every compacted one: by time, then (stable) part
+                whole.pop(key, None)  # the compacted points are not one run of the answer's
                 both = np.concatenate([earlier, records])
                 by_key[key] = both[np.argsort(both["at"], kind="stable")]
     found = sorted(by_key.items())  # key order, as history_series numbers the laid-out ones
@@ -79,6 +86,11 @@ def history_from_files(
     points = sum(len(records) for _, records in page)
     if query.max_points is not None and points > query.max_points:
         raise TooManyPoints(points, len(page), query.max_points)
+    if frames is not None and len(page) == 1 and page[0][0] in whole:
+        key, records = page[0]
+        framed = _framed(key, codes, records, files.count(whole[key]), frames, whole[key], at_once is not None)
+        if framed is not None:
+            return History([framed], len(found), points)
     written = []
     for key, records in page:
         series = _series(key, codes, records, room)
@@ -103,3 +115,22 @@ def _series(
     series = Series(*key, model, memory, gpus, currency, unit)
     series.points_json = points_json(records, end_texts(codes, currency, unit), room)
     return None if series.points_json is None else series
+
+
+def _framed(
+    key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray, compacted: int,
+    frames: SeriesFrames, number: int, nowait: bool,
+) -> FramedSeries | None:  # fmt: skip
+    """The series whose first `compacted` records are series `number`'s frame; None when it has
+    none, when its answer would go uncompressed anyway (api.json_encoding.COMPRESS_FROM_BYTES), or
+    when its frame or the points since the compaction cannot be read or written."""
+    if frames.content_size(number) < json_encoding.COMPRESS_FROM_BYTES:
+        return None
+    frame = frames.blocks(number, nowait)
+    if frame is None:
+        return None
+    model, memory, gpus, currency, unit, _ = codes[int(records["code"][0])]
+    since = points_json(records[compacted:], end_texts(codes, currency, unit))
+    if since is None:
+        return None
+    return FramedSeries(*key, model, memory, gpus, currency, unit, points_json=since, frame=frame)

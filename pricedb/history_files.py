@@ -152,6 +152,7 @@ class PointFiles:
     codes: list[tuple[Any, ...]]  # CODE_COLUMNS' values by code
     index: np.ndarray  # (series + 2, 2): first record, CRC-32 of the series' records
     fd: int
+    token: str = ""  # the compaction's files' names: `history-<token>.json`, `points-<token>.bin`, …
 
     @classmethod
     def open(cls, database: Path, compacted_upto: int, series: int, points: int) -> PointFiles | None:
@@ -184,7 +185,7 @@ class PointFiles:
         ):
             os.close(fd)
             return None
-        files = cls(compacted_upto, codes, index, fd)
+        files = cls(compacted_upto, codes, index, fd, manifests[-1].name.removeprefix("history-").removesuffix(".json"))
         weakref.finalize(files, os.close, fd)  # when the layout it serves is replaced
         return files
 
@@ -204,21 +205,27 @@ class PointFiles:
         size = (last - first) * RECORD.itemsize
         taken = None if room is None else room.take(size)
         data = bytearray(size) if taken is None else taken
-        try:
-            if nowait:
-                if NOWAIT is None:
-                    return None
-                read = os.preadv(self.fd, [data], first * RECORD.itemsize, NOWAIT)
-            else:
-                read = os.preadv(self.fd, [data], first * RECORD.itemsize)
-        except OSError:  # EAGAIN: not cached (nowait); any other: unreadable
-            return None
-        if read != len(data) or zlib.crc32(data) != int(self.index[number, 1]):
+        if not read_whole(self.fd, data, first * RECORD.itemsize, nowait, int(self.index[number, 1])):
             return None
         records = np.frombuffer(data, dtype=RECORD)
         if len(records) and (records["code"].min() < 0 or records["code"].max() >= len(self.codes)):
             return None
         return records
+
+
+def read_whole(fd: int, into: bytearray | np.ndarray, offset: int, nowait: bool, crc: int) -> bool:
+    """Whether `into` was filled from `fd` at `offset` and its bytes have this CRC-32; with `nowait`,
+    only from the page cache (False when the disk would be waited for)."""
+    try:
+        if nowait:
+            if NOWAIT is None:
+                return False
+            read = os.preadv(fd, [into], offset, NOWAIT)
+        else:
+            read = os.preadv(fd, [into], offset)
+    except OSError:  # EAGAIN: not cached (nowait); any other: unreadable
+        return False
+    return read == len(into) and zlib.crc32(into) == crc
 
 
 _EPOCH = datetime(1970, 1, 1)
