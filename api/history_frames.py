@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
+from api.kept_zstd import KeptUnzstd
 from api.points_json import end_texts, points_json
-from api.zstd_splice import Blocks, frame_blocks
+from api.zstd_splice import Blocks, frame_blocks, spliced_frame
 from pricedb.history import Series
 from pricedb.history_files import RECORD, PointFiles, files_folder, read_whole
 from pricedb.history_layout import read_layout
@@ -42,8 +43,10 @@ from pricedb.store import PriceStore
 
 log = logging.getLogger(__name__)
 
+COLUMNS = 5  # the index's: where a series' blocks start, their content size, window log, CRC-32, base code
 FRAMES_LEVEL = 3  # written once per compaction: smaller answers for ~2x the compaction's level-1 time
 _writing = threading.Lock()  # one writer at a time in a process (the compaction job, the warm-up)
+_unzstd = KeptUnzstd()
 
 
 @dataclass
@@ -70,7 +73,7 @@ def write_frames(database: Path, files: PointFiles, limit_bytes: float) -> bool:
     try:
         if (folder / index_name).exists():
             return True
-        index = np.zeros((len(files.index), 4), dtype=np.int64)
+        index = np.zeros((len(files.index), COLUMNS), dtype=np.int64)
         compressor = zstandard.ZstdCompressor(level=FRAMES_LEVEL)
         written = 0
         with partial.open("wb") as out:
@@ -83,7 +86,8 @@ def write_frames(database: Path, files: PointFiles, limit_bytes: float) -> bool:
                 if blocks is not None:
                     out.write(blocks.data)
                     written += len(blocks.data)
-                    index[number, 1:] = blocks.content_size, blocks.window_log, zlib.crc32(blocks.data)
+                    index[number, 1:] = (blocks.content_size, blocks.window_log, zlib.crc32(blocks.data),
+                                         int(records["code"][0]))  # fmt: skip
                 if written > limit_bytes:
                     return False
         index[len(files.index) - 1, 0] = written
@@ -130,7 +134,7 @@ class SeriesFrames:
     """The frames of one compaction's files, opened: a series' blocks are read on demand."""
 
     token: str
-    index: np.ndarray  # (series + 2, 4): where its blocks start, content size, window log, CRC-32
+    index: np.ndarray  # (series + 2, COLUMNS): where its blocks start, content size, window log, CRC-32, base
     fd: int
 
     @classmethod
@@ -143,7 +147,7 @@ class SeriesFrames:
             fd = os.open(folder / blocks_name, os.O_RDONLY)
         except (OSError, ValueError):
             return None
-        starts = index[:, 0] if index.ndim == 2 and index.shape == (len(files.index), 4) else None
+        starts = index[:, 0] if index.ndim == 2 and index.shape == (len(files.index), COLUMNS) else None
         if (
             starts is None
             or index.dtype != np.int64
@@ -160,13 +164,22 @@ class SeriesFrames:
         """The bytes series `number`'s blocks decode to (0: it has none)."""
         return int(self.index[number, 1]) if 0 < number < len(self.index) - 1 else 0
 
+    def base_code(self, number: int) -> int:
+        """The code of series `number`'s first record: its points are written against its currency and unit."""
+        return int(self.index[number, 4])
+
+    def points(self, number: int, nowait: bool = False) -> bytes | None:
+        """Series `number`'s points' JSON (its frame decompressed), None when its frame cannot be read."""
+        blocks = self.blocks(number, nowait)
+        return None if blocks is None else _unzstd.decompress(spliced_frame([], blocks, []))
+
     def blocks(self, number: int, nowait: bool = False) -> Blocks | None:
         """Series `number`'s blocks, None when it has none or they cannot be read whole and intact
         (with `nowait`, also unless they are in the page cache)."""
         if not 0 < number < len(self.index) - 1:
             return None
         first, last = int(self.index[number, 0]), int(self.index[number + 1, 0])
-        content_size, window_log, crc = (int(v) for v in self.index[number, 1:])
+        content_size, window_log, crc = (int(v) for v in self.index[number, 1:4])
         if last == first:
             return None
         data = bytearray(last - first)

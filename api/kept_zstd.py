@@ -1,8 +1,9 @@
 """One zstd compressor kept per level, for the pages (api.web.html) and the big JSON answers
-(api.json_encoding). A compressor's context is megabytes that are slow to fault in, so it is made
-once and kept; it must not be used by two threads at once, so a thread that finds it busy makes a
-fresh one for its answer and lets it go. One per level, not one per worker thread: the thread pool
-has up to 40 threads, and a context each would hold ~40 times its size outside the memory budget."""
+(api.json_encoding), and one decompressor, for the history's frames (api.history_frames). A
+compressor's context is megabytes that are slow to fault in, so it is made once and kept; it must not
+be used by two threads at once, so a thread that finds it busy makes a fresh one for its answer and
+lets it go. One per level, not one per worker thread: the thread pool has up to 40 threads, and a
+context each would hold ~40 times its size outside the memory budget."""
 
 from __future__ import annotations
 
@@ -23,5 +24,22 @@ class KeptZstd:
             return zstandard.ZstdCompressor(level=self.level).compress(body)
         try:
             return self._kept.compress(body)
+        finally:
+            self.lock.release()
+
+
+class KeptUnzstd:
+    """A decompressor kept, as KeptZstd keeps a compressor (a thread finding it busy makes its own)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._kept = zstandard.ZstdDecompressor()
+
+    def decompress(self, frame: bytes) -> bytes:
+        """One whole frame's content (its header gives its size)."""
+        if not self.lock.acquire(blocking=False):
+            return zstandard.ZstdDecompressor().decompress(frame)
+        try:
+            return self._kept.decompress(frame)
         finally:
             self.lock.release()

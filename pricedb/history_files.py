@@ -238,12 +238,13 @@ def window_records(
     numbers: list[int],
     nowait: bool = False,
     room: Room | None = None,
-) -> list[tuple[int, np.ndarray]] | None:
+) -> list[tuple[int, np.ndarray, bool]] | None:
     """For each of these series (in order), its records inside the question's window that its point
     filters keep (`pricedb.offer_filter.sql_where`'s rules over gpu_model and availability; the key's
-    rules chose `numbers`), series left with none left out; None when a series cannot be read (with
-    `nowait`: read at once, from the page cache). Records read from the files go into `room` where
-    they fit (pricedb.scratch)."""
+    rules chose `numbers`), and whether those filters kept every record of the window (the records
+    are then one run of the series'), series left with none left out; None when a series cannot be
+    read (with `nowait`: read at once, from the page cache). Records read from the files go into
+    `room` where they fit (pricedb.scratch)."""
     since = (query.since - _EPOCH) // _MICROSECOND
     until = (query.until - _EPOCH) // _MICROSECOND
     offers = query.offers
@@ -260,8 +261,9 @@ def window_records(
             return None
         at = records["at"]
         records = records[int(np.searchsorted(at, since, "left")) : int(np.searchsorted(at, until, "left"))]
+        in_window = len(records)
         if kept is not None:
             records = records[kept[records["code"]]]
         if len(records):
-            found.append((number, records))
+            found.append((number, records, len(records) == in_window))
     return found

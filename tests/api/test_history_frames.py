@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import zstandard
 
 from api import history as api_history
+from api import history_records
 from api.digests import run_compaction_job
 from api.history import _layout, history_answer_at_once, warm_history
 from api.history_frames import SeriesFrames, write_history_frames
@@ -22,11 +24,11 @@ from pricedb.history import HistoryQuery
 from pricedb.history_files import PointFiles, files_folder
 from pricedb.offer_filter import OfferFilter
 from pricedb.settings import Settings
-from pricedb.store import utc_naive
+from pricedb.store import PriceStore, utc_naive
 from tests.api import test_history_files
 from tests.api.test_history_fast import OFFERS
 from tests.api.test_history_files import NEW_OFFER, _layout_cache_cleared, _observed, _reference, _runs_since, counting
-from tests.helpers import NOW, serving
+from tests.helpers import NOW, make_quote, make_run, seed_fx, serving
 
 _compacted_once, compacted = test_history_files._compacted_once, test_history_files.compacted  # its fixtures
 
@@ -39,13 +41,18 @@ def _small_answers_compressed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("api.json_encoding.COMPRESS_FROM_BYTES", 300)
 
 
+COMPACTED_FROM = NOW - timedelta(days=200)  # the compacted observations' first day, ~25 days of them (_rounds)
+
+
 def _questions(rng: random.Random) -> list[HistoryQuery]:
     """Named offers' questions, most around a series' whole history, some cutting it, some filtering
     its points, some paging through several offers."""
     questions = []
-    for p, r, s, k in [*OFFERS, NEW_OFFER] * 3:
-        since = NOW - timedelta(days=rng.choice([400, 400, 250, 120]))
-        until = NOW + timedelta(days=1) if rng.random() < 0.8 else since + timedelta(days=rng.randint(20, 200))
+    for p, r, s, k in [*OFFERS, NEW_OFFER] * 6:
+        since = (
+            NOW - timedelta(days=400) if rng.random() < 0.5 else COMPACTED_FROM + timedelta(days=rng.uniform(-3, 20))
+        )
+        until = NOW + timedelta(days=1) if rng.random() < 0.6 else since + timedelta(days=rng.uniform(3, 30))
         named = OfferFilter(providers=(p,), regions=(rng.choice([r, r.upper(), r.lower()]),), skus=(s,),
                             pricings=(k.value,), gpus=rng.choice([(), (), (), ("A100", "H100", "L4"), ("A100",)]),
                             include_unavailable=rng.random() < 0.9,
@@ -59,10 +66,16 @@ def _questions(rng: random.Random) -> list[HistoryQuery]:
     return questions
 
 
-def _spliced_answers(state: AppState, questions: list[HistoryQuery], monkeypatch: pytest.MonkeyPatch) -> int:
+class Ways(NamedTuple):
+    spliced: int  # answers sent as a spliced frame (a series' whole compacted history)
+    cut: int  # answers whose compacted points were cut out of a frame decompressed
+
+
+def _answers(state: AppState, questions: list[HistoryQuery], monkeypatch: pytest.MonkeyPatch) -> Ways:
     """Each question asked at once as a client taking zstd would: decoded, the plain reference's
-    bytes; how many went as a spliced frame."""
+    bytes; how many went each way that reads the frames."""
     spliced = counting(monkeypatch, api_history, "_framed_body")
+    cut = counting(monkeypatch, history_records, "_cut")
     _layout(state)
     observed = _observed(state)
     with monkeypatch.context() as patch:
@@ -72,7 +85,14 @@ def _spliced_answers(state: AppState, questions: list[HistoryQuery], monkeypatch
             assert encoded is not None, query
             body = encoded.body if encoded.encoding is None else zstandard.ZstdDecompressor().decompress(encoded.body)
             assert body == _reference(state, query, observed).body, query
-    return len(spliced)
+    return Ways(len(spliced), sum(cut))
+
+
+def _some_spliced(state: AppState, questions: list[HistoryQuery], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_answers`, asserting that some went as a spliced frame (this data's points change currency and
+    unit at random: few windows cut out of a frame, test_windows_cut_out_of_a_frame_are_the_reference's do)."""
+    ways = _answers(state, questions, monkeypatch)
+    assert ways.spliced >= 5, ways
 
 
 @pytest.mark.parametrize("runs_since", [False, True])
@@ -81,7 +101,7 @@ def test_frames_answer_as_the_reference(
 ) -> None:
     state, _ = compacted
     questions = _questions(random.Random(11 + runs_since))
-    assert _spliced_answers(state, questions, monkeypatch) == 0  # no frames written yet
+    assert _answers(state, questions, monkeypatch) == (0, 0)  # no frames written yet
     assert write_history_frames(state.store)
     assert sorted(p.name.split("-")[0] for p in files_folder(state.store.path).iterdir()) == [
         "frames", "frames", "history", "points", "series",
@@ -90,8 +110,7 @@ def test_frames_answer_as_the_reference(
         moments = [NOW - timedelta(days=d, hours=h) for d in (3, 2, 1) for h in (0, 7)]
         _runs_since(state.store, random.Random(4), moments, [*OFFERS[:-1], NEW_OFFER])
     _layout_cache_cleared()
-    spliced = _spliced_answers(state, questions, monkeypatch)
-    assert spliced > len(questions) // 5
+    _some_spliced(state, questions, monkeypatch)
 
 
 def test_frames_over_http_and_only_to_clients_taking_zstd(
@@ -132,13 +151,13 @@ def test_a_compaction_replaces_the_frames_whole(
     (manifest,) = folder.glob("history-*.json")
     assert index.name.removeprefix("frames-").removesuffix(".npy") == manifest.stem.removeprefix("history-")
     questions = _questions(random.Random(3))
-    assert _spliced_answers(state, questions, monkeypatch) > len(questions) // 5
+    _some_spliced(state, questions, monkeypatch)
     for path in folder.glob("frames-*"):
         path.unlink()
     _layout_cache_cleared()
     warm_history(state)
     assert len(list(folder.glob("frames-*"))) == 2
-    assert _spliced_answers(state, questions, monkeypatch) > len(questions) // 5
+    _some_spliced(state, questions, monkeypatch)
 
 
 def _frames_path(folder: Path, suffix: str) -> Path:
@@ -169,7 +188,7 @@ def test_damaged_frames_are_not_used(
         index.rename(folder / "frames-other.npy")
         blocks.rename(folder / "frames-other.bin")
     _layout_cache_cleared()
-    assert _spliced_answers(state, _questions(random.Random(5)), monkeypatch) == 0
+    assert _answers(state, _questions(random.Random(5)), monkeypatch) == (0, 0)
 
 
 def test_frames_over_the_files_bound_are_not_written(compacted: tuple[AppState, list[HistoryQuery]]) -> None:
@@ -186,3 +205,46 @@ def test_frames_over_the_files_bound_are_not_written(compacted: tuple[AppState, 
     layout = api_history.read_layout(state.store.cursor())
     files = PointFiles.open(state.store.path, layout.compacted_upto, len(layout.keys) - 1, layout.laid_out_points)
     assert files is not None and SeriesFrames.open(state.store.path, files) is not None
+
+
+def _steady_rounds(store: PriceStore, rng: random.Random, start: datetime, count: int) -> list[datetime]:
+    """`count` runs of OFFERS' aws and azure offers, each in its one currency and unit (as providers
+    publish them), prices changing now and then, some observed twice within one second; the moments."""
+    moments, at = [], start
+    for _ in range(count):
+        at += timedelta(hours=rng.uniform(0.0002, 30), microseconds=rng.randrange(1_000_000))
+        moments.append(at)
+        for provider in ("aws", "azure"):
+            quotes = [
+                make_quote(provider=p, region=r, sku=s, pricing=k, observed_at=at, price=rng.choice([2.5, 3.75, 4.0]),
+                           currency="USD" if p == "aws" else "CNY")
+                for p, r, s, k in OFFERS if p == provider and rng.random() < 0.9
+            ]  # fmt: skip
+            store.record_run(make_run(provider, quotes, finished_at=at))
+    return moments
+
+
+def test_windows_cut_out_of_a_frame_are_the_reference(
+    settings: Settings, store: PriceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows starting and ending anywhere (on a point's second, inside a second points share, between
+    two) cut their points out of the frame's, or leave them to be written, and answer as the reference."""
+    rng = random.Random(8)
+    seed_fx(store, NOW - timedelta(days=90))
+    moments = _steady_rounds(store, rng, NOW - timedelta(days=90), 80)
+    store.compact_history()
+    _steady_rounds(store, rng, moments[-1], 3)  # a tail since the compaction
+    state = AppState(store, settings, clock=lambda: NOW)
+    assert write_history_frames(store)
+    questions = []
+    for p, r, s, k in OFFERS[:3] * 8:
+        edges = sorted(  # most as people ask, in whole seconds
+            rng.choice(moments).replace(microsecond=0) + timedelta(microseconds=rng.choice([0, 0, 0, 1, -1, 500_000]))
+            for _ in range(2)
+        )
+        if rng.random() < 0.3:
+            edges[1] = NOW + timedelta(days=1)
+        named = OfferFilter(providers=(p,), regions=(r,), skus=(s,), pricings=(k.value,))
+        questions.append(HistoryQuery(utc_naive(edges[0]), utc_naive(edges[1] + timedelta(microseconds=1)), named))
+    ways = _answers(state, questions, monkeypatch)
+    assert ways.cut > len(questions) // 3
