@@ -18,6 +18,7 @@ from api.accept_encoding import preferred
 from api.budget import check_budget
 from api.errors import ApiError
 from api.history_frames import FramedSeries, SeriesFrames, frames_limit, write_frames
+from api.history_query_fast import plain_history_params
 from api.history_records import history_from_files
 from api.json_encoding import CODINGS, EncodedJson, accept_encoding_of, encoded_json
 from api.limits import limits_of
@@ -323,11 +324,13 @@ def history_in_front(state: AppState, scope: dict[str, Any]) -> EncodedJson | No
     not ask again, and goes off the loop)."""
     if _held_with_files(state) is None:
         return None  # not parsed: the route reads the layout
-    try:
-        with limits_of(state.settings):
-            params = HistoryParams.model_validate(as_routed(scope["query_string"]))
-    except ValidationError:
-        return None
+    params = plain_history_params(scope["query_string"])  # a plain question, without the model's machinery
+    if params is None:
+        try:
+            with limits_of(state.settings):
+                params = HistoryParams.model_validate(as_routed(scope["query_string"]))
+        except ValidationError:
+            return None
     encoded = history_answer_at_once(state, params, accept_encoding_of(scope["headers"]))
     if encoded is None:
         scope[TRIED_AT_ONCE] = True

@@ -38,6 +38,7 @@ from api.zstd_splice import Blocks, frame_blocks, spliced_frame
 from pricedb.history import Series
 from pricedb.history_files import RECORD, PointFiles, files_folder, read_whole
 from pricedb.history_layout import read_layout
+from pricedb.scratch import Room
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
@@ -168,10 +169,15 @@ class SeriesFrames:
         """The code of series `number`'s first record: its points are written against its currency and unit."""
         return int(self.index[number, 4])
 
-    def points(self, number: int, nowait: bool = False) -> bytes | None:
-        """Series `number`'s points' JSON (its frame decompressed), None when its frame cannot be read."""
+    def points(self, number: int, nowait: bool = False, room: Room | None = None) -> memoryview | None:
+        """Series `number`'s points' JSON (its frame decompressed into `room` where it fits), None
+        when its frame cannot be read."""
         blocks = self.blocks(number, nowait)
-        return None if blocks is None else _unzstd.decompress(spliced_frame([], blocks, []))
+        if blocks is None:
+            return None
+        taken = None if room is None else room.take(blocks.content_size)
+        into = memoryview(bytearray(blocks.content_size) if taken is None else taken)
+        return into if _unzstd.decompress_into(spliced_frame([], blocks, []), into) else None
 
     def blocks(self, number: int, nowait: bool = False) -> Blocks | None:
         """Series `number`'s blocks, None when it has none or they cannot be read whole and intact

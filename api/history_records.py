@@ -8,6 +8,7 @@ answers None and the caller asks DuckDB."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -94,7 +95,7 @@ def history_from_files(
         if compacted == files.count(number):
             series = _framed(key, codes, records, compacted, frames, number, nowait)
         else:
-            series = _cut(key, codes, records, compacted, frames, number, query, nowait)
+            series = _cut(key, codes, records, compacted, frames, number, query, nowait, room)
         if series is not None:
             return History([series], len(found), points)
     written = []
@@ -148,32 +149,66 @@ _SECOND_US = 1_000_000
 
 def _cut(
     key: tuple[str, str, str, str], codes: list[tuple[Any, ...]], records: np.ndarray, compacted: int,
-    frames: SeriesFrames, number: int, query: HistoryQuery, nowait: bool,
+    frames: SeriesFrames, number: int, query: HistoryQuery, nowait: bool, room: Room | None,
 ) -> Series | None:  # fmt: skip
     """The series whose first `compacted` records, one run of series `number`'s, are cut out of its
-    frame's points (decompressed: ~4 times cheaper than writing them); None when they cannot be (the
-    run's points not written against the same currency and unit, a window edge inside a second that
-    points outside it share, a frame unread)."""
+    frame's points (decompressed into `room` where they fit: ~4 times cheaper than writing them);
+    None when they cannot be (the run's points not written against the same currency and unit, a
+    window edge inside a second that points outside it share, a frame unread). Points are in time
+    order and every point of the window's first and last seconds is in it, so the first point with
+    the first second's text and the last one with the last's bound exactly the run's points."""
     model, memory, gpus, currency, unit, _ = codes[int(records["code"][0])]
     if codes[frames.base_code(number)][3:5] != (currency, unit):
         return None
     first, last = (int(at) // _SECOND_US * _SECOND_US for at in records["at"][[0, compacted - 1]])
     if first < _micros(query.since) or last + _SECOND_US > _micros(query.until):
         return None  # points before or after the window may share the edge's second (its text)
-    text = frames.points(number, nowait)
-    if text is None:
+    points = frames.points(number, nowait, room)
+    if points is None:
         return None
-    start = text.find(_OPEN + _moment(first))
-    end = text.find(b"," + _OPEN, text.rfind(_OPEN + _moment(last)))  # no JSON string holds `"` unescaped
-    end = len(text) if end < 0 else end
-    if start < 0 or end < start or text.count(_OPEN, start, end) != compacted:
+    start = _find(points, _OPEN + _moment(first), 0)
+    end = _end(points, _OPEN + _moment(last), start, compacted - int(np.searchsorted(records["at"][:compacted], last)))
+    if start < 0 or end < 0:
         return None
     since = points_json(records[compacted:], end_texts(codes, currency, unit))
     if since is None:
         return None
     series = Series(*key, model, memory, gpus, currency, unit)
-    series.points_json = [memoryview(text)[start:end], *((b",", *since) if since else ())]
+    series.points_json = [points[start:end], *((b",", *since) if since else ())]
     return series
+
+
+def _find(text: memoryview, sought: bytes, at: int) -> int:
+    """Where `sought` first is in `text` from `at` on (-1: nowhere; -1 given: nowhere): in the next
+    NEAR bytes (copied: bytes.find takes no other buffer), else by `re` (~0.3 ms over 685 KB)."""
+    if at < 0:
+        return -1
+    found = bytes(text[at : at + NEAR]).find(sought)
+    if found >= 0:
+        return at + found
+    matched = re.compile(re.escape(sought)).search(text, at)
+    return -1 if matched is None else matched.start()
+
+
+def _end(text: memoryview, last: bytes, start: int, sharing: int) -> int:
+    """Where the points after the `sharing` ones whose text starts `last` (the last second's) begin
+    (at their comma; the text's end when none): looked for in the last NEAR bytes first (a window up
+    to the series' end, the usual one), else from `start` on."""
+    tail_at = max(start, len(text) - NEAR)
+    tail = bytes(text[tail_at:])
+    found = tail.rfind(last)
+    if found >= 0:
+        after = tail.find(_NEXT, found)
+        return len(text) if after < 0 else tail_at + after
+    found = _find(text, last, start)
+    for _ in range(sharing - 1):
+        found = _find(text, last, found + 1)
+    after = _find(text, _NEXT, found)
+    return -1 if found < 0 else len(text) if after < 0 else after
+
+
+NEAR = 8192  # bytes searched in a copy before searching the whole text
+_NEXT = b"," + _OPEN  # the next point's start: no JSON string holds `"` unescaped
 
 
 def _micros(moment: datetime) -> int:

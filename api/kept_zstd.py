@@ -35,11 +35,23 @@ class KeptUnzstd:
         self.lock = threading.Lock()
         self._kept = zstandard.ZstdDecompressor()
 
-    def decompress(self, frame: bytes) -> bytes:
-        """One whole frame's content (its header gives its size)."""
+    def decompress_into(self, frame: bytes, into: memoryview) -> bool:
+        """Whether one whole frame's content filled `into` exactly (a buffer already mapped: a fresh
+        bytes that big would be a fresh mapping, its pages faulted in one by one)."""
         if not self.lock.acquire(blocking=False):
-            return zstandard.ZstdDecompressor().decompress(frame)
+            return _read_into(zstandard.ZstdDecompressor(), frame, into)
         try:
-            return self._kept.decompress(frame)
+            return _read_into(self._kept, frame, into)
         finally:
             self.lock.release()
+
+
+def _read_into(decompressor: zstandard.ZstdDecompressor, frame: bytes, into: memoryview) -> bool:
+    with decompressor.stream_reader(frame) as reader:
+        filled = 0
+        while filled < len(into):
+            read = reader.readinto(into[filled:])
+            if not read:
+                return False
+            filled += read
+        return not reader.read(1)
