@@ -35,13 +35,15 @@ def history_from_files(
     frames: SeriesFrames | None = None,
 ) -> History | None:
     """`history(cur, query, layout=layout, point=api.history's JSON writer)`'s answer, or None. The
-        observations since the compaction come from `recent` (read at the layout's data version); without
-        it, only a layout with none answers. With `at_once`, only an answer read from at most that many
-        records, all in memory or the page cache (None otherwise): one that costs no more than a small
-        answer's CPU and never waits for the disk. Its arrays go into `room` where they fit (pricedb.scratch:
-        the answer's pieces are then views of it, to be joined or compressed while it is held). With
-    `frames` (a client taking zstd), a page of one series holding its whole compacted part (any window
-    around it, every point kept) gets that part as its compressed frame (api.history_frames.FramedSeries)."""
+    observations since the compaction come from `recent` (read at the layout's data version); without
+    it, only a layout with none answers. With `at_once`, only an answer read from at most that many
+    records, all in memory or the page cache (None otherwise): one that costs no more than a small
+    answer's CPU and never waits for the disk. Its arrays go into `room` where they fit (pricedb.scratch:
+    the answer's pieces are then views of it, to be joined or compressed while it is held). With
+    `frames` (a client taking zstd), a page of one series whose compacted points in the window are one
+    run of its (every point kept) takes them from its frame (api.history_frames): the whole compacted
+    history as the frame itself (FramedSeries), a part of it cut out of the frame decompressed.
+    """
     offers = query.offers
     if files is None or files.compacted_upto != layout.compacted_upto:
         return None
