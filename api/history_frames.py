@@ -20,7 +20,6 @@ are not written. Memory held: 32 bytes per series (the index); the blocks are re
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import uuid
@@ -38,11 +37,12 @@ from api.zstd_splice import Blocks, frame_blocks, spliced_frame
 from pricedb.history import Series
 from pricedb.history_files import RECORD, PointFiles, files_folder, read_whole
 from pricedb.history_layout import read_layout
+from pricedb.redact import get_logger
 from pricedb.scratch import Room
 from pricedb.settings import Settings
 from pricedb.store import PriceStore
 
-log = logging.getLogger(__name__)
+log = get_logger("gpuprice.history")
 
 COLUMNS = 5  # the index's: where a series' blocks start, their content size, window log, CRC-32, base code
 FRAMES_LEVEL = 3  # written once per compaction: smaller answers for ~2x the compaction's level-1 time
