@@ -26,6 +26,7 @@ import httpx
 from api.day_answers import build_day_answers
 from api.delivery import deliver
 from api.errors import ApiError
+from api.history_frames import write_history_frames
 from api.json_members import member_at, with_member_replaced, with_new_members
 from api.query import DigestParams
 from api.state import AppState, dumps, now_utc
@@ -191,11 +192,13 @@ async def run_digest_job(
 
 async def run_compaction_job(store: PriceStore, settings: Settings, clock: Callable[[], datetime] = now_utc) -> None:
     """After the daily digest: lay the day's observations out by offer (pricedb.history_layout), so
-    history questions about named offers read few row groups, then build the answers about the days
-    now over (api.day_answers). A failure is logged, never raised."""
+    history questions about named offers read few row groups, compress each series ahead
+    (api.history_frames), then build the answers about the days now over (api.day_answers). A
+    failure is logged, never raised."""
     try:
         upto = await asyncio.to_thread(store.compact_history)
         log.info("history laid out by offer up to observation %d", upto)
+        await asyncio.to_thread(write_history_frames, store)  # its series compressed ahead, once
         built = await asyncio.to_thread(build_day_answers, store, settings, clock())
         log.info("%d answers about past days built ahead", built)
     except Exception:

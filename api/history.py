@@ -14,13 +14,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from api.accept_encoding import preferred
 from api.budget import check_budget
 from api.errors import ApiError
+from api.history_frames import FramedSeries, SeriesFrames, frames_limit, write_frames
+from api.history_query_fast import plain_history_params
 from api.history_records import history_from_files
-from api.json_encoding import EncodedJson, accept_encoding_of, encoded_json
+from api.json_encoding import CODINGS, EncodedJson, accept_encoding_of, encoded_json
 from api.limits import limits_of
 from api.query import HistoryParams, as_routed
 from api.state import AppState, dumps
+from api.zstd_splice import spliced_frame
 from pricedb.clock import iso_utc
 from pricedb.history import History, HistoryQuery, PointBuilder, Series, TooManyPoints, history
 from pricedb.history_files import PointFiles
@@ -86,21 +90,24 @@ class _Held:
     files: PointFiles | None
     looked_at: float  # time.monotonic() when the files were last looked for
     recent: RecentPoints | None = None  # the observations since the compaction, when files and a tail
+    frames: SeriesFrames | None = None  # the files' series compressed ahead (api.history_frames)
 
 
-def _layout(state: AppState) -> tuple[Layout, PointFiles | None, RecentPoints | None]:
+def _layout(state: AppState, look_again: bool = False) -> tuple[Layout, PointFiles | None, RecentPoints | None]:
     """The history layout at the store's data version, read once per version (its series numbers and
     its files, pricedb.history_files, once per compaction; the observations since the compaction,
     pricedb.history_recent, once per version a run lands), so a named offer's question is one query,
     or none. The files are written after the compaction commits, so a layout read in between looks
-    for them again a moment later."""
+    for them again a moment later (and so are the frames, written after the files; at once with
+    `look_again`)."""
     store = state.store
     version = store.version  # read before the layout: a write meanwhile only makes the layout newer
     with _layouts_lock:
         held = _layouts.get(store)
     now = time.monotonic()
     if held is not None and held.version == version:
-        if held.files is not None or now - held.looked_at < FILES_RETRY_S or held.layout.compacted_upto == 0:
+        whole = held.files is not None and held.frames is not None
+        if not look_again and (whole or now - held.looked_at < FILES_RETRY_S or held.layout.compacted_upto == 0):
             return held.layout, held.files, held.recent
         layout = held.layout
     else:
@@ -110,16 +117,28 @@ def _layout(state: AppState) -> tuple[Layout, PointFiles | None, RecentPoints | 
     else:
         files = PointFiles.open(store.path, layout.compacted_upto, len(layout.keys) - 1, layout.laid_out_points)
     recent = _recent(state, layout, files, held.recent if held is not None else None)
+    frames = None
+    if held is not None and held.frames is not None and files is not None and held.frames.token == files.token:
+        frames = held.frames
+    elif files is not None:
+        frames = SeriesFrames.open(store.path, files)
     with _layouts_lock:
-        _layouts[store] = _Held(version, layout, files, now, recent)
+        _layouts[store] = _Held(version, layout, files, now, recent, frames)
     return layout, files, recent
 
 
 def warm_history(state: AppState) -> None:
     """Read the current data version's layout, its files and the observations since the compaction
     now (api.web.warm calls it in its worker thread when a run lands), so the first history question
-    after the run finds them held instead of reading or extending them itself (0.3-0.9 s at 50k)."""
-    _layout(state)
+    after the run finds them held instead of reading or extending them itself (0.3-0.9 s at 50k); and
+    write the files' frames (api.history_frames) if they have none yet: files written before frames
+    existed, or a compaction whose job was stopped before it wrote them."""
+    _, files, _ = _layout(state)
+    with _layouts_lock:
+        held = _layouts.get(state.store)
+    unframed = files is not None and held is not None and held.files is files and held.frames is None
+    if unframed and files is not None and write_frames(state.store.path, files, frames_limit(state.settings, files)):
+        _layout(state, look_again=True)
 
 
 def _recent(
@@ -269,12 +288,29 @@ def history_answer_at_once(state: AppState, params: HistoryParams, accept_encodi
     if held is None:
         return None
     query = history_query(state, params)
+    frames = held.frames if preferred(accept_encoding, CODINGS) == "zstd" else None
     with _scratch.held() as room:
         try:
-            found = history_from_files(query, held.layout, held.files, held.recent, at_once=AT_ONCE_POINTS, room=room)
+            found = history_from_files(
+                query, held.layout, held.files, held.recent, at_once=AT_ONCE_POINTS, room=room, frames=frames
+            )
         except TooManyPoints as exc:
             raise _too_broad(query, exc) from None
-        return None if found is None else encoded_json(_body(query, found), accept_encoding, room)
+        if found is None:
+            return None
+        if found.series and isinstance(found.series[0], FramedSeries):
+            return EncodedJson(_framed_body(query, found, found.series[0]), "zstd", varies=True)
+        return encoded_json(_body(query, found), accept_encoding, room)
+
+
+def _framed_body(query: HistoryQuery, found: History, series: FramedSeries) -> bytes:
+    """The answer of one series whose compacted points are compressed ahead, as one zstd frame: the
+    answer's other bytes (`_body`'s, the points since the compaction after a comma) around that
+    series' blocks (api.zstd_splice)."""
+    parts = _body(query, found)
+    points_at = 4  # the answer's head, `[`, the series' head, `[`: then its points
+    after = [b",", *parts[points_at:]] if series.points_json else parts[points_at:]
+    return spliced_frame(parts[:points_at], series.frame, after)
 
 
 HISTORY_PATH = "/offers/history"
@@ -288,11 +324,13 @@ def history_in_front(state: AppState, scope: dict[str, Any]) -> EncodedJson | No
     not ask again, and goes off the loop)."""
     if _held_with_files(state) is None:
         return None  # not parsed: the route reads the layout
-    try:
-        with limits_of(state.settings):
-            params = HistoryParams.model_validate(as_routed(scope["query_string"]))
-    except ValidationError:
-        return None
+    params = plain_history_params(scope["query_string"])  # a plain question, without the model's machinery
+    if params is None:
+        try:
+            with limits_of(state.settings):
+                params = HistoryParams.model_validate(as_routed(scope["query_string"]))
+        except ValidationError:
+            return None
     encoded = history_answer_at_once(state, params, accept_encoding_of(scope["headers"]))
     if encoded is None:
         scope[TRIED_AT_ONCE] = True

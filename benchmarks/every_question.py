@@ -186,6 +186,7 @@ def laid_out(db: Path, now: datetime) -> None:
     after each daily digest (pricedb.history_layout, api.day_answers; the digests' zone is the
     server's, UTC); opening the store also runs any migration the cached database has not seen."""
     from api.day_answers import build_day_answers
+    from api.history_frames import write_history_frames
     from pricedb.history_files import PointFiles
     from pricedb.history_layout import read_layout
     from pricedb.settings import Settings
@@ -210,6 +211,9 @@ def laid_out(db: Path, now: datetime) -> None:
             start = time.monotonic()  # a database laid out before the files existed (or without them)
             store.write_history_files()
             print(f"  {db.name}: the layout's files written in {time.monotonic() - start:.1f} s", flush=True)
+        start = time.process_time()
+        if write_history_frames(store):  # as the compaction job does (a no-op when they are there)
+            print(f"  {db.name}: its series compressed ahead (frames), {time.process_time() - start:.1f} s CPU")
         start = time.monotonic()
         built = build_day_answers(store, settings, now)
         if built:

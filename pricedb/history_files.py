@@ -152,6 +152,7 @@ class PointFiles:
     codes: list[tuple[Any, ...]]  # CODE_COLUMNS' values by code
     index: np.ndarray  # (series + 2, 2): first record, CRC-32 of the series' records
     fd: int
+    token: str = ""  # the compaction's files' names: `history-<token>.json`, `points-<token>.bin`, …
 
     @classmethod
     def open(cls, database: Path, compacted_upto: int, series: int, points: int) -> PointFiles | None:
@@ -184,7 +185,7 @@ class PointFiles:
         ):
             os.close(fd)
             return None
-        files = cls(compacted_upto, codes, index, fd)
+        files = cls(compacted_upto, codes, index, fd, manifests[-1].name.removeprefix("history-").removesuffix(".json"))
         weakref.finalize(files, os.close, fd)  # when the layout it serves is replaced
         return files
 
@@ -204,21 +205,27 @@ class PointFiles:
         size = (last - first) * RECORD.itemsize
         taken = None if room is None else room.take(size)
         data = bytearray(size) if taken is None else taken
-        try:
-            if nowait:
-                if NOWAIT is None:
-                    return None
-                read = os.preadv(self.fd, [data], first * RECORD.itemsize, NOWAIT)
-            else:
-                read = os.preadv(self.fd, [data], first * RECORD.itemsize)
-        except OSError:  # EAGAIN: not cached (nowait); any other: unreadable
-            return None
-        if read != len(data) or zlib.crc32(data) != int(self.index[number, 1]):
+        if not read_whole(self.fd, data, first * RECORD.itemsize, nowait, int(self.index[number, 1])):
             return None
         records = np.frombuffer(data, dtype=RECORD)
         if len(records) and (records["code"].min() < 0 or records["code"].max() >= len(self.codes)):
             return None
         return records
+
+
+def read_whole(fd: int, into: bytearray | np.ndarray, offset: int, nowait: bool, crc: int) -> bool:
+    """Whether `into` was filled from `fd` at `offset` and its bytes have this CRC-32; with `nowait`,
+    only from the page cache (False when the disk would be waited for)."""
+    try:
+        if nowait:
+            if NOWAIT is None:
+                return False
+            read = os.preadv(fd, [into], offset, NOWAIT)
+        else:
+            read = os.preadv(fd, [into], offset)
+    except OSError:  # EAGAIN: not cached (nowait); any other: unreadable
+        return False
+    return read == len(into) and zlib.crc32(into) == crc
 
 
 _EPOCH = datetime(1970, 1, 1)
@@ -231,12 +238,13 @@ def window_records(
     numbers: list[int],
     nowait: bool = False,
     room: Room | None = None,
-) -> list[tuple[int, np.ndarray]] | None:
+) -> list[tuple[int, np.ndarray, bool]] | None:
     """For each of these series (in order), its records inside the question's window that its point
     filters keep (`pricedb.offer_filter.sql_where`'s rules over gpu_model and availability; the key's
-    rules chose `numbers`), series left with none left out; None when a series cannot be read (with
-    `nowait`: read at once, from the page cache). Records read from the files go into `room` where
-    they fit (pricedb.scratch)."""
+    rules chose `numbers`), and whether those filters kept every record of the window (the records
+    are then one run of the series'), series left with none left out; None when a series cannot be
+    read (with `nowait`: read at once, from the page cache). Records read from the files go into
+    `room` where they fit (pricedb.scratch)."""
     since = (query.since - _EPOCH) // _MICROSECOND
     until = (query.until - _EPOCH) // _MICROSECOND
     offers = query.offers
@@ -253,8 +261,9 @@ def window_records(
             return None
         at = records["at"]
         records = records[int(np.searchsorted(at, since, "left")) : int(np.searchsorted(at, until, "left"))]
+        in_window = len(records)
         if kept is not None:
             records = records[kept[records["code"]]]
         if len(records):
-            found.append((number, records))
+            found.append((number, records, len(records) == in_window))
     return found

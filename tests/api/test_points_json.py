@@ -17,7 +17,7 @@ import pytest
 from api import history as api_history
 from api.history import _history_body, _layout, history_query
 from api.history_records import history_from_files
-from api.points_json import JOINED_POINTS, end_texts, points_json
+from api.points_json import FEW_POINTS, JOINED_POINTS, end_texts, points_json
 from api.query import HistoryParams
 from api.state import AppState, dumps
 from pricedb.clock import iso_utc
@@ -94,6 +94,22 @@ def test_points_are_the_plain_points_bytes(seed: int) -> None:
         written = points_json(records, end_texts(CODES, currency, unit))
         assert written is not None
         assert b"[" + b"".join(written) + b"]" == _plain(records, currency, unit), (seed, n)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_few_points_written_one_by_one_are_the_column_wise_bytes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    for n in [*range(1, 12), rng.randint(12, FEW_POINTS), FEW_POINTS]:
+        records = _records(rng, n)
+        if rng.random() < 0.3:
+            records["at"][rng.randrange(n)] = _us(rng.choice(MOMENTS))  # out of order: written as they come
+        end_of = end_texts(CODES, *CODES[int(records["code"][0])][3:5])
+        one_by_one = points_json(records, end_of)
+        with monkeypatch.context() as patch:
+            patch.setattr("api.points_json.FEW_POINTS", 0)
+            column_wise = points_json(records, end_of)
+        assert one_by_one is not None and column_wise is not None
+        assert b"".join(one_by_one) == b"".join(column_wise), (seed, n)
 
 
 @pytest.mark.parametrize("n", [3, 5, 1_024, 2_500])
