@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from api.parsing import parse_moment, parse_pricings, parse_regions, split_list
-from api.query import HistoryParams, parse_providers
-from api.query_fast import query_pairs
+from api.parsing import parse_moment, split_list
+from api.query import HistoryParams
+from api.query_fast import OFFER_LISTS, query_pairs
 
 
 def _until(text: str) -> Any:
@@ -24,10 +24,8 @@ def _until(text: str) -> Any:
 
 
 PLAIN: dict[str, Callable[[str], Any]] = {
-    "provider": lambda text: tuple(parse_providers(text)),
-    "region": lambda text: tuple(parse_regions(text)),
+    **OFFER_LISTS,
     "sku": lambda text: tuple(split_list(text)),
-    "pricing": lambda text: tuple(parse_pricings(text)),
     "since": parse_moment,
     "until": _until,
 }

@@ -43,13 +43,18 @@ def _total(text: str) -> str:
     return text
 
 
+# The offer filters' lists, as every question model keeps them (api.history_query_fast reads them too).
+OFFER_LISTS: dict[str, Callable[[str], Any]] = {
+    "pricing": lambda text: tuple(parse_pricings(text)),
+    "provider": lambda text: tuple(parse_providers(text)),
+    "region": lambda text: tuple(parse_regions(text)),
+}
+
 PLAIN: dict[str, Callable[[str], Any]] = {
     "mem": parse_mem_gb,
     "hours": parse_hours,
     "gpu": lambda text: tuple(parse_gpus(text)),
-    "pricing": lambda text: tuple(parse_pricings(text)),
-    "provider": lambda text: tuple(parse_providers(text)),
-    "region": lambda text: tuple(parse_regions(text)),
+    **OFFER_LISTS,
     "include_unavailable": _flag,
     "include_stale": _flag,
     "single_gpu": _flag,

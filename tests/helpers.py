@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import random
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import quote
 
 import uvicorn
 from fastapi import FastAPI
@@ -185,3 +187,14 @@ def uvicorn_serving(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def written_query(rng: random.Random, names: list[str], values: dict[str, list[str]], safe: str) -> bytes:
+    """A query string giving each of `names` one of its `values`, written as clients write it: mostly
+    percent-encoded (but for `safe`), now and then with `+` for spaces."""
+    parts = []
+    for name in names:
+        value = rng.choice(values[name])
+        written = quote(value, safe=safe) if rng.random() < 0.7 else value.replace(" ", "+")
+        parts.append(f"{name}={written}")
+    return "&".join(parts).encode()

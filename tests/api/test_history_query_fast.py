@@ -5,7 +5,6 @@ strings, valid and invalid, with repeated, empty, encoded and unknown parameters
 from __future__ import annotations
 
 import random
-from urllib.parse import quote
 
 import pytest
 from pydantic import ValidationError
@@ -14,6 +13,7 @@ from api.history_query_fast import plain_history_params
 from api.limits import limits_of
 from api.query import HistoryParams, as_routed
 from pricedb.settings import Settings
+from tests.helpers import written_query
 
 SETTINGS = Settings()
 VALUES = {
@@ -57,12 +57,7 @@ def random_query(rng: random.Random) -> bytes:
         names += rng.sample(list(VALUES), rng.randint(1, 2))
     if rng.random() < 0.1 and names:
         names.append(rng.choice(names))  # a parameter given twice: the last one counts
-    parts = []
-    for name in names:
-        value = rng.choice(VALUES[name])
-        written = quote(value, safe=",:") if rng.random() < 0.7 else value.replace(" ", "+")
-        parts.append(f"{name}={written}")
-    return "&".join(parts).encode()
+    return written_query(rng, names, VALUES, safe=",:")
 
 
 @pytest.mark.parametrize("seed", range(3))

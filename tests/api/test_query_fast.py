@@ -17,7 +17,7 @@ from api.limits import limits_of
 from api.query import CheapestParams, as_routed
 from api.query_fast import ReusedQuestions, plain_given, plain_params, query_pairs
 from pricedb.settings import Settings
-from tests.helpers import freeze_survivors
+from tests.helpers import freeze_survivors, written_query
 
 SETTINGS = Settings(max_limit=50)
 VALUES = {
@@ -44,12 +44,7 @@ def random_query(rng: random.Random) -> bytes:
     names += rng.sample(list(VALUES), rng.randint(0, 5))
     if rng.random() < 0.1:
         names.append(rng.choice(names or ["mem"]))  # a parameter given twice: the last one counts
-    parts = []
-    for name in names:
-        value = rng.choice(VALUES[name])
-        written = quote(value, safe=",") if rng.random() < 0.7 else value.replace(" ", "+")
-        parts.append(f"{name}={written}")
-    return "&".join(parts).encode()
+    return written_query(rng, names, VALUES, safe=",")
 
 
 @pytest.mark.parametrize("seed", range(4))
