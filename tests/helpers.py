@@ -9,19 +9,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from pydantic import BaseModel, ValidationError
 
 from api.app import create_app
+from api.limits import limits_of
+from api.query import as_routed
 from collectors import fx_ecb
 from collectors.replay import Replay, serve_replay
 from collectors.runner import RunSummary, collect
@@ -198,3 +201,21 @@ def written_query(rng: random.Random, names: list[str], values: dict[str, list[s
         written = quote(value, safe=safe) if rng.random() < 0.7 else value.replace(" ", "+")
         parts.append(f"{name}={written}")
     return "&".join(parts).encode()
+
+
+def read_both_ways(
+    queries: Iterable[bytes], fast_reader: Callable[[bytes], Any], model: type[BaseModel], settings: Settings
+) -> Iterator[tuple[bytes, Any, Any]]:
+    """Each query string read by `fast_reader` and by the parameter `model` (as the route reads it),
+    for the tests holding the two readings equal: a query the model refuses must not be read fast
+    (the model must say why, in its 422); yields (query, fast, model's) where both read it."""
+    for query in queries:
+        fast = fast_reader(query)
+        try:
+            with limits_of(settings):
+                read = model.model_validate(as_routed(query))
+        except ValidationError:
+            assert fast is None, query
+            continue
+        if fast is not None:
+            yield query, fast, read
